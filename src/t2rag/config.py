@@ -1,0 +1,102 @@
+"""Per-stage configuration: frozen dataclasses, unknown keys rejected, saved with the index."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from t2rag.errors import ConfigError
+
+C = TypeVar("C")
+
+
+def from_dict(cls: type[C], data: dict[str, Any] | None) -> C:
+    """Build config ``cls`` from a dict, rejecting unknown keys with a one-line error."""
+    data = dict(data or {})
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    try:
+        return cls(**data)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"bad {cls.__name__}: {e}") from None
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    return dataclasses.asdict(cfg)
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """Token-based chunking. Tokens are words and punctuation marks (a model-free proxy;
+    roughly 1.3 LLM tokens each), so 200 tokens fits a small model's context with room."""
+
+    size: int = 200
+    overlap: int = 30
+
+    def __post_init__(self) -> None:
+        if self.size < 8 or not (0 <= self.overlap < self.size):
+            raise ValueError("need size >= 8 and 0 <= overlap < size")
+
+
+@dataclass(frozen=True)
+class OpenIEConfig:
+    mode: str = "two_pass"  # "two_pass" (entities, then triples) or "single"
+    max_tokens: int = 768
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("two_pass", "single"):
+            raise ValueError("mode must be 'two_pass' or 'single'")
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Vector index type: exact inner product, or an approximate one for large indexes."""
+
+    index_type: str = "flat"  # "flat" | "hnsw" | "ivf"
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 80
+    hnsw_ef_search: int = 128
+    ivf_nlist: int = 0  # 0 -> about 4 * sqrt(n)
+    ivf_nprobe: int = 32
+
+    def __post_init__(self) -> None:
+        if self.index_type not in ("flat", "hnsw", "ivf"):
+            raise ValueError("index_type must be 'flat', 'hnsw' or 'ivf'")
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    chunk: ChunkConfig = ChunkConfig()
+    openie: OpenIEConfig = OpenIEConfig()
+    store: StoreConfig = StoreConfig()
+    embed_batch: int = 256
+
+    @staticmethod
+    def from_dict(data: dict[str, Any] | None) -> IndexConfig:
+        data = dict(data or {})
+        parts = {
+            "chunk": from_dict(ChunkConfig, data.pop("chunk", None)),
+            "openie": from_dict(OpenIEConfig, data.pop("openie", None)),
+            "store": from_dict(StoreConfig, data.pop("store", None)),
+        }
+        base = from_dict(IndexConfig, data)
+        return dataclasses.replace(base, **parts)
+
+
+@dataclass(frozen=True)
+class QueryConfig:
+    """The online algorithm's knobs (paper defaults: N = 3 rounds, k = 5 unique chunks)."""
+
+    rounds: int = 3
+    k_chunks: int = 5
+    top_m: int = 50  # candidates fetched per query proposition before pooling
+    lookback: bool = True  # resolution sees the source chunks, not only propositions
+    synth_chunks: bool = True  # after an early/forced stop, synthesis also sees last chunks
+    max_tokens: int = 512
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:
+            raise ValueError("rounds, k_chunks and top_m must be >= 1")

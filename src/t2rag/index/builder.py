@@ -1,0 +1,253 @@
+"""TripleIndex: build, extend, delete from and open an on-disk triple index.
+
+The build is incremental and resumable: chunks are content-addressed, every chunk's OpenIE
+result is committed on its own, and propositions are embedded from whatever lacks a vector.
+A killed build, run again, does no repeated LLM work and ends where an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2rag.config import IndexConfig, to_dict
+from t2rag.embed.base import Embedder
+from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
+from t2rag.errors import IndexNotFoundError
+from t2rag.index import openie
+from t2rag.index.chunking import chunk_document
+from t2rag.index.corpus import Document
+from t2rag.index.importer import Extraction
+from t2rag.index.manifest import MANIFEST, Manifest
+from t2rag.index.store import OpenIERecord, Store
+from t2rag.llm.base import LLM, parallelism
+from t2rag.prompts import prompt_hashes
+from t2rag.types import Chunk, Usage
+
+
+@dataclass
+class BuildProgress:
+    """What a progress display needs; passed to the ``progress`` callback after each chunk."""
+
+    chunks_total: int = 0
+    chunks_done: int = 0
+    triples: int = 0
+    failures: int = 0
+    usage: Usage = field(default_factory=Usage)
+    started: float = field(default_factory=time.perf_counter)
+
+    def eta_s(self) -> float | None:
+        if not self.chunks_done:
+            return None
+        rate = self.chunks_done / max(time.perf_counter() - self.started, 1e-9)
+        return (self.chunks_total - self.chunks_done) / rate
+
+
+class TripleIndex:
+    """An index directory: manifest + SQLite metadata + FAISS vectors."""
+
+    def __init__(self, directory: Path, manifest: Manifest, store: Store, embedder: Embedder) -> None:
+        self.directory = directory
+        self.manifest = manifest
+        self.store = store
+        self.embedder = embedder
+        self.config = IndexConfig.from_dict(manifest.config)
+
+    # --- opening -------------------------------------------------------------
+    @classmethod
+    def create(
+        cls, directory: str | Path, *, embedder: Embedder | str | None = None, config: IndexConfig | None = None
+    ) -> TripleIndex:
+        """Open ``directory`` for writing, creating the index if it does not exist yet.
+
+        An existing index keeps its saved config; ``config`` only applies to a new one."""
+        d = Path(directory)
+        if (d / MANIFEST).exists():
+            return cls.open(d, embedder=embedder, writer=True)
+        emb = _embedder(embedder or DEFAULT_EMBEDDER)
+        d.mkdir(parents=True, exist_ok=True)
+        cfg = config or IndexConfig()
+        manifest = Manifest(embedder=emb.name, dim=emb.dim, config=to_dict(cfg), prompts=prompt_hashes(openie.PROMPTS))
+        store = Store(d, emb.dim, cfg.store, writer=True)  # takes the lock before the manifest appears
+        manifest.save(d)
+        return cls(d, manifest, store, emb)
+
+    @classmethod
+    def open(cls, directory: str | Path, *, embedder: Embedder | str | None = None, writer: bool = False) -> TripleIndex:
+        d = Path(directory)
+        if not d.is_dir():
+            raise IndexNotFoundError(f"no T2RAG index at {d}")
+        manifest = Manifest.load(d)
+        emb = _embedder(embedder or manifest.embedder)
+        manifest.check_embedder(emb.name, emb.dim)
+        cfg = IndexConfig.from_dict(manifest.config)
+        return cls(d, manifest, Store(d, emb.dim, cfg.store, writer=writer), emb)
+
+    def close(self) -> None:
+        if self.store.writer:
+            self.manifest.counts = self.store.counts()
+            self.manifest.save(self.directory)
+        self.store.close()
+
+    def __enter__(self) -> TripleIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- building ------------------------------------------------------------
+    def add(
+        self,
+        docs: list[Document],
+        *,
+        llm: LLM | None = None,
+        imported: dict[str, Extraction] | None = None,
+        usage: Usage | None = None,
+        progress: Callable[[BuildProgress], None] | None = None,
+        retry_failed: bool = False,
+    ) -> dict[str, Any]:
+        """Add documents: chunk, extract (imported OpenIE first, else ``llm``), embed.
+
+        Chunks already extracted are skipped, so re-running after a crash only does the rest.
+        A chunk with no imported extraction and no ``llm`` is recorded as failed."""
+        t0 = time.perf_counter()
+        imported = imported or {}
+        new_chunks = sum(self.store.add_document(d.title, self._chunks(d, imported)) for d in docs)
+        if retry_failed:
+            self._forget_failures()
+        pending = self.store.chunks_without_openie()
+        state = BuildProgress(chunks_total=len(pending), usage=usage or Usage())
+        if llm is not None:
+            self.manifest.llm = llm.name
+        embedded = 0
+        for rec in self._extract_all(pending, llm, imported, state):
+            self.store.record_openie(rec)
+            state.chunks_done += 1
+            state.triples += len(rec.triples)
+            state.failures += rec.error is not None
+            if state.chunks_done % 64 == 0:
+                embedded += self.embed_pending()
+            if progress:
+                progress(state)
+        embedded += self.embed_pending()
+        self.store.save_vectors()
+        self.manifest.counts = self.store.counts()
+        self.manifest.save(self.directory)
+        return {
+            "new_chunks": new_chunks,
+            "extracted": state.chunks_done,
+            "failed": state.failures,
+            "triples": state.triples,
+            "propositions_embedded": embedded,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "usage": state.usage.to_dict(),
+        }
+
+    def _chunks(self, doc: Document, imported: dict[str, Extraction]) -> list[Chunk]:
+        # An imported extraction covers a whole passage: keep that passage as one chunk.
+        whole = Chunk.make(doc.title, doc.text)
+        if whole.passage in imported or whole.id in imported:
+            return [whole]
+        return chunk_document(doc, self.config.chunk)
+
+    def _extract_all(
+        self, pending: list[Chunk], llm: LLM | None, imported: dict[str, Extraction], state: BuildProgress
+    ) -> Iterator[OpenIERecord]:
+        todo: list[Chunk] = []
+        for c in pending:
+            ex = imported.get(c.passage) or imported.get(c.id)
+            if ex is not None:
+                yield OpenIERecord(c.id, "import", None, None, ex.entities, ex.triples)
+            elif llm is None:
+                yield OpenIERecord(c.id, "none", None, "no imported extraction for this chunk and no LLM given",
+                                   [], [])
+            else:
+                todo.append(c)
+        if llm is None or not todo:
+            return
+        yield from _run_bounded(
+            lambda c: openie.extract(llm, c, self.config.openie, state.usage), todo, parallelism(llm)
+        )
+
+    def _forget_failures(self) -> None:
+        with self.store.transaction() as db:
+            db.execute("DELETE FROM openie WHERE error IS NOT NULL")
+
+    def embed_pending(self) -> int:
+        """Embed every proposition without a vector; returns how many were embedded."""
+        rows = self.store.propositions_without_vectors()
+        batch = self.config.embed_batch
+        for i in range(0, len(rows), batch):
+            part = rows[i : i + batch]
+            vecs = self.embedder.embed([text for _, text in part])
+            self.store.set_vectors([rid for rid, _ in part], vecs)
+        return len(rows)
+
+    def ensure_chunk_vectors(self) -> int:
+        """Embed chunks for dense chunk retrieval (baselines); returns how many were new."""
+        todo = self.store.chunks_without_vectors()
+        for i in range(0, len(todo), self.config.embed_batch):
+            part = todo[i : i + self.config.embed_batch]
+            self.store.set_chunk_vectors([c.id for c in part], self.embedder.embed([c.passage for c in part]))
+        return len(todo)
+
+    def delete(self, titles: list[str]) -> dict[str, int]:
+        """Delete documents by title; returns counts of removed chunks and propositions."""
+        known = set(self.store.documents())
+        missing = [t for t in titles if t not in known]
+        result = self.store.delete_documents([t for t in titles if t in known])
+        self.store.save_vectors()
+        self.manifest.counts = self.store.counts()
+        self.manifest.save(self.directory)
+        return {**result, "documents": len(titles) - len(missing), "not_found": len(missing)}
+
+    def inspect(self, samples: int = 5) -> dict[str, Any]:
+        """Counts, configs, sample triples and failed chunks, as plain data."""
+        records = [r for r in self.store.openie_records(limit=200) if r.triples][:samples]
+        failed = self.store.openie_records(failed_only=True, limit=20)
+        chunks = self.store.get_chunks([r.chunk_id for r in records + failed])
+        return {
+            "directory": str(self.directory),
+            "manifest": self.manifest.__dict__,
+            "counts": self.store.counts(),
+            "samples": [
+                {"chunk": r.chunk_id, "title": chunks[r.chunk_id].title, "triples": [t.as_list() for t in r.triples]}
+                for r in records
+                if r.chunk_id in chunks
+            ],
+            "failed": [
+                {"chunk": r.chunk_id, "title": chunks[r.chunk_id].title if r.chunk_id in chunks else "",
+                 "error": r.error, "raw": (r.raw or "")[:300]}
+                for r in failed
+            ],
+        }
+
+
+def _embedder(e: Embedder | str) -> Embedder:
+    return get_embedder(e) if isinstance(e, str) else e
+
+
+def _run_bounded(fn: Callable[[Chunk], OpenIERecord], items: list[Chunk], workers: int) -> Iterator[OpenIERecord]:
+    """Map ``fn`` over ``items`` with at most ``workers`` in flight, yielding as they finish."""
+    if workers <= 1:
+        for c in items:
+            yield fn(c)
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        it = iter(items)
+        running: set[Future[OpenIERecord]] = set()
+        for c in it:
+            running.add(pool.submit(fn, c))
+            if len(running) >= workers:
+                break
+        while running:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for f in done:
+                yield f.result()
+                nxt = next(it, None)
+                if nxt is not None:
+                    running.add(pool.submit(fn, nxt))

@@ -1,0 +1,66 @@
+"""Import existing OpenIE output (HippoRAG v1 and HippoRAG2 files), matched to chunks by passage."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2rag.errors import InputError
+from t2rag.types import Triple
+
+
+@dataclass(frozen=True)
+class Extraction:
+    entities: list[str]
+    triples: list[Triple]
+
+
+def clean_triples(raw: object) -> list[Triple]:
+    """Keep well-formed triples (three non-empty scalar parts); drop the rest silently."""
+    out: list[Triple] = []
+    if not isinstance(raw, list):
+        return out
+    for t in raw:
+        if not isinstance(t, (list, tuple)) or len(t) != 3:
+            continue
+        if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in t):
+            continue
+        parts = [" ".join(str(x).split()) for x in t]
+        if all(parts):
+            out.append(Triple(*parts))
+    return list(dict.fromkeys(out))
+
+
+def load_openie(path: str | Path) -> dict[str, Extraction]:
+    """Read a HippoRAG OpenIE file; returns passage text (``title\\ntext``) -> extraction.
+
+    Accepts v1 (``docs[{title, text, passage, extracted_entities, extracted_triples}]``) and
+    HippoRAG2 (``docs[{idx, passage, extracted_entities, extracted_triples}]``). Entries are
+    also indexed by their ``idx`` (``chunk-<md5(passage)>``), which equals our chunk id.
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text("utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"OpenIE file not found: {p}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"{p}: not a JSON OpenIE file ({e})") from None
+    docs = data.get("docs") if isinstance(data, dict) else None
+    if not isinstance(docs, list):
+        raise InputError(f"{p}: expected an object with a 'docs' list (HippoRAG OpenIE format)")
+    out: dict[str, Extraction] = {}
+    for i, d in enumerate(docs):
+        if not isinstance(d, dict):
+            raise InputError(f"{p}: docs[{i}] is not an object")
+        passage = d.get("passage")
+        if not isinstance(passage, str) and isinstance(d.get("text"), str):
+            passage = f"{d.get('title', '')}\n{d['text']}"
+        if not isinstance(passage, str):
+            raise InputError(f"{p}: docs[{i}] has no 'passage' text")
+        ents = [str(e) for e in d.get("extracted_entities") or [] if isinstance(e, (str, int, float))]
+        ex = Extraction(list(dict.fromkeys(ents)), clean_triples(d.get("extracted_triples")))
+        out[passage] = ex
+        if isinstance(d.get("idx"), str):
+            out[d["idx"]] = ex
+    return out

@@ -1,0 +1,56 @@
+"""The index manifest: what built this index, checked every time it is opened."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2rag import __version__
+from t2rag.errors import IndexMismatchError, IndexNotFoundError
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class Manifest:
+    embedder: str
+    dim: int
+    config: dict[str, Any]
+    format_version: int = FORMAT_VERSION
+    library_version: str = __version__
+    llm: str | None = None
+    prompts: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def save(self, directory: Path) -> None:
+        path = directory / MANIFEST
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(self.__dict__, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+
+    @staticmethod
+    def load(directory: Path) -> Manifest:
+        path = Path(directory) / MANIFEST
+        if not path.exists():
+            raise IndexNotFoundError(f"no T2RAG index at {directory} (missing {MANIFEST}); build one with 't2rag index'")
+        try:
+            data = json.loads(path.read_text())
+            m = Manifest(**data)
+        except (ValueError, TypeError) as e:
+            raise IndexMismatchError(f"{path} is not a valid T2RAG manifest: {e}") from None
+        if m.format_version != FORMAT_VERSION:
+            raise IndexMismatchError(
+                f"index {directory} has format {m.format_version}; this T2RAG reads format {FORMAT_VERSION}"
+            )
+        return m
+
+    def check_embedder(self, name: str, dim: int) -> None:
+        if name != self.embedder or dim != self.dim:
+            raise IndexMismatchError(
+                f"index was built with embedder {self.embedder!r} ({self.dim}-d) but {name!r} ({dim}-d) was given; "
+                f"use --embedder {self.embedder} or build a new index"
+            )

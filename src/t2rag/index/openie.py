@@ -1,0 +1,77 @@
+"""OpenIE: the LLM extracts (subject, predicate, object) triples from one chunk."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from t2rag import prompts
+from t2rag.config import OpenIEConfig
+from t2rag.errors import ParseError
+from t2rag.index.importer import clean_triples
+from t2rag.index.store import OpenIERecord
+from t2rag.llm.base import LLM
+from t2rag.llm.structured import ask_json
+from t2rag.types import Chunk, Completion, Triple, Usage
+
+STAGE = "openie"
+PROMPTS = ["openie_entities", "openie_triples", "openie_single"]
+
+ENTITY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"entities": {"type": "array", "items": {"type": "string"}}},
+    "required": ["entities"],
+}
+TRIPLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "triples": {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3},
+        }
+    },
+    "required": ["triples"],
+}
+
+
+def _entities(data: Any) -> list[str]:
+    items = data["entities"] if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ValueError("'entities' is not a list")
+    return list(dict.fromkeys(" ".join(str(e).split()) for e in items if str(e).strip()))
+
+
+def _triples(data: Any) -> list[Triple]:
+    items = data["triples"] if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ValueError("'triples' is not a list")
+    return clean_triples(items)
+
+
+def _raw(completions: list[Completion]) -> str:
+    return "\n---\n".join(c.text for c in completions)
+
+
+def extract(llm: LLM, chunk: Chunk, cfg: OpenIEConfig, usage: Usage | None = None) -> OpenIERecord:
+    """Extract one chunk's triples. Parse failures are recorded, not raised; backend
+    failures (dead server, bad key) propagate so the build stops with what it committed."""
+    completions: list[Completion] = []
+    entities: list[str] = []
+    try:
+        if cfg.mode == "two_pass":
+            msgs = prompts.load("openie_entities").render(passage=chunk.passage)
+            entities, cs = ask_json(llm, msgs, ENTITY_SCHEMA, _entities, stage=STAGE, usage=usage,
+                                    max_tokens=cfg.max_tokens)
+            completions += cs
+            msgs = prompts.load("openie_triples").render(passage=chunk.passage, entities=json.dumps(entities))
+        else:
+            msgs = prompts.load("openie_single").render(passage=chunk.passage)
+        triples, cs = ask_json(llm, msgs, TRIPLE_SCHEMA, _triples, stage=STAGE, usage=usage,
+                               max_tokens=cfg.max_tokens)
+        completions += cs
+    except ParseError as e:
+        raw = _raw(completions) if completions else e.raw
+        if e.raw and e.raw not in raw:
+            raw = f"{raw}\n---\n{e.raw}" if raw else e.raw
+        return OpenIERecord(chunk.id, f"llm:{llm.name}", raw, str(e), entities, [])
+    return OpenIERecord(chunk.id, f"llm:{llm.name}", _raw(completions), None, entities, triples)

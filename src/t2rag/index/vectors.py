@@ -1,0 +1,73 @@
+"""FAISS vector index over proposition rows: built from SQLite, saved atomically, derived data."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from t2rag.config import StoreConfig
+
+
+def make_index(cfg: StoreConfig, dim: int, n_hint: int) -> faiss.Index:
+    """An empty id-mapped inner-product index of the configured type."""
+    if cfg.index_type == "hnsw":
+        base = faiss.IndexHNSWFlat(dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        base.hnsw.efConstruction = cfg.hnsw_ef_construction
+        base.hnsw.efSearch = cfg.hnsw_ef_search
+        return faiss.IndexIDMap2(base)
+    if cfg.index_type == "ivf":
+        nlist = cfg.ivf_nlist or max(1, int(4 * math.sqrt(max(n_hint, 1))))
+        quantizer = faiss.IndexFlatIP(dim)
+        ivf = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        ivf.nprobe = cfg.ivf_nprobe
+        return ivf
+    return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+
+def build_index(cfg: StoreConfig, dim: int, ids: np.ndarray, vectors: np.ndarray) -> faiss.Index:
+    index = make_index(cfg, dim, len(ids))
+    if cfg.index_type == "ivf":
+        nlist = index.nlist
+        if len(vectors) < nlist:  # too few points to train: fall back to exact search
+            index = make_index(StoreConfig(index_type="flat"), dim, len(ids))
+        else:
+            index.train(vectors)
+    if len(ids):
+        index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
+    return index
+
+
+def save_atomic(index: faiss.Index, path: Path, generation: int) -> None:
+    """Write index + a sidecar naming the SQLite generation it reflects; temp file + rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".vectors-", suffix=".tmp")
+    os.close(fd)
+    try:
+        faiss.write_index(index, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    side = path.with_suffix(".json")
+    tmp_side = side.with_suffix(".json.tmp")
+    tmp_side.write_text(json.dumps({"generation": generation, "ntotal": int(index.ntotal)}))
+    os.replace(tmp_side, side)
+
+
+def load_if_current(path: Path, generation: int) -> faiss.Index | None:
+    """The saved index if it reflects ``generation`` of the metadata, else None (rebuild)."""
+    side = path.with_suffix(".json")
+    if not path.exists() or not side.exists():
+        return None
+    try:
+        meta = json.loads(side.read_text())
+    except ValueError:
+        return None
+    if meta.get("generation") != generation:
+        return None
+    return faiss.read_index(str(path))

@@ -1,0 +1,131 @@
+"""An in-process local GGUF chat model through xllamacpp (llama.cpp), with JSON-schema constrained output."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from t2rag.errors import BackendError, ConfigError
+from t2rag.llm.models import BUNDLED_MODELS, resolve_model_path
+from t2rag.types import Completion, Message
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    return " ".join(str(text).split())[:limit]
+
+
+class LocalLLM:
+    """A llama.cpp server living in this process; ``model`` is ``default``, ``small`` or a ``.gguf`` path.
+
+    The server queues requests onto ``n_parallel`` slots and releases the GIL, so concurrent
+    ``complete`` calls from threads are safe and, with ``n_parallel > 1``, batched together.
+    Each slot keeps its prompt cache between calls, so a shared prompt prefix is reused.
+    """
+
+    def __init__(
+        self,
+        model: str = "default",
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_parallel: int = 1,
+        seed: int = 0,
+        verbose: bool = False,
+    ) -> None:
+        try:
+            import xllamacpp
+        except ImportError:
+            raise ConfigError("the local LLM needs xllamacpp: pip install xllamacpp") from None
+        if n_parallel < 1 or n_ctx < 256:
+            raise ConfigError(f"LocalLLM needs n_parallel >= 1 and n_ctx >= 256 (got {n_parallel}, {n_ctx})")
+        path = resolve_model_path(model)
+        self.name = f"local:{model}" if model in BUNDLED_MODELS else f"local:{Path(model).stem}"
+        self.max_concurrency = n_parallel
+        self.path = path
+        self._seed = seed
+        threads = n_threads or os.cpu_count() or 1
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        # llama.cpp divides the context among slots; give every slot the full n_ctx.
+        params.n_ctx = n_ctx * n_parallel
+        params.n_parallel = n_parallel
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.sampling.seed = seed
+        params.cache_prompt = True
+        params.warmup = False
+        # -1 silences llama.cpp entirely (its default of 3 logs every load and request).
+        params.verbosity = 3 if verbose else -1
+        t0 = time.perf_counter()
+        try:
+            self._server = xllamacpp.Server(params)
+        except (RuntimeError, ValueError) as e:
+            raise BackendError(f"cannot load local model {path}: {_one_line(e)}") from None
+        self.load_s = time.perf_counter() - t0
+
+    def __repr__(self) -> str:
+        return f"LocalLLM({self.name!r}, n_parallel={self.max_concurrency})"
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        request: dict[str, Any] = {
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": self._seed,
+            "cache_prompt": True,
+        }
+        if schema is not None:
+            # The runtime compiles the schema into a grammar: output is constrained, not just asked for.
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "out", "schema": schema},
+            }
+        t0 = time.perf_counter()
+        try:
+            response = self._server.handle_chat_completions(request)
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise BackendError(f"{self.name}: {_one_line(e)}") from None
+        wall = time.perf_counter() - t0
+        return self._completion(response, schema is not None, wall)
+
+    def _completion(self, response: Any, want_json: bool, wall: float) -> Completion:
+        if not isinstance(response, dict):
+            raise BackendError(f"{self.name}: unexpected response type {type(response).__name__}")
+        if "error" in response:
+            err = response["error"]
+            message = err.get("message", err) if isinstance(err, dict) else err
+            raise BackendError(f"{self.name}: {_one_line(message)}")
+        try:
+            text = response["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise BackendError(f"{self.name}: response without a message: {_one_line(response, 120)}") from None
+        usage = response.get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+        if cached is None:
+            cached = (response.get("timings") or {}).get("cache_n", 0)
+        parsed: Any = None
+        if want_json:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+        return Completion(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            wall_s=wall,
+            parsed=parsed,
+            model=self.name,
+            cached_prompt_tokens=int(cached or 0),
+        )

@@ -1,0 +1,129 @@
+"""A chat model behind any OpenAI-compatible ``/chat/completions`` endpoint (OpenAI, vLLM, Ollama, ...)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+from t2rag.errors import BackendError, ConfigError
+from t2rag.http import HTTPStatusError, JSONClient, backend_name, resolve_base_url
+from t2rag.types import Completion, Message
+
+# Each structured-output mode falls back to the next when a server rejects response_format.
+_STRUCTURED_MODES = ("json_schema", "json_object", "none")
+
+
+def _response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "out", "schema": schema, "strict": False},
+        }
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+class OpenAICompatLLM:
+    """Chat completions over HTTP; retries transient failures, never logs or repeats the API key."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        max_concurrency: int = 8,
+        structured: str = "json_schema",
+        backoff_s: float = 0.5,
+    ) -> None:
+        if structured not in _STRUCTURED_MODES:
+            raise ConfigError(f"structured must be one of {', '.join(_STRUCTURED_MODES)}; got {structured!r}")
+        url = resolve_base_url(base_url)
+        self.model = model
+        self.name = backend_name("openai", model, url)
+        self.max_concurrency = max_concurrency
+        self._structured = structured
+        self._lock = threading.Lock()
+        self._http = JSONClient(
+            url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            max_connections=max_concurrency,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatLLM({self.name!r})"
+
+    @property
+    def structured(self) -> str:
+        """The structured-output mode in use (it may have fallen back from the configured one)."""
+        return self._structured
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        t0 = time.perf_counter()
+        while True:
+            mode = self._structured
+            fmt = _response_format(mode, schema) if schema is not None else None
+            if fmt is None:
+                payload.pop("response_format", None)
+            else:
+                payload["response_format"] = fmt
+            try:
+                body = self._http.post("/chat/completions", payload)
+                break
+            except HTTPStatusError as e:
+                if fmt is None or e.status != 400 or "response_format" not in e.detail.lower():
+                    raise
+                self._downgrade(mode)
+        return self._completion(body, schema is not None, time.perf_counter() - t0)
+
+    def _downgrade(self, rejected: str) -> None:
+        # Remember the fallback so later calls skip the modes this server rejects.
+        with self._lock:
+            if self._structured == rejected:
+                self._structured = _STRUCTURED_MODES[_STRUCTURED_MODES.index(rejected) + 1]
+
+    def _completion(self, body: dict[str, Any], want_json: bool, wall: float) -> Completion:
+        try:
+            text = body["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise BackendError(f"{self.name}: response without choices[0].message.content") from None
+        usage = body.get("usage") or {}
+        details = usage.get("prompt_tokens_details") or {}
+        parsed: Any = None
+        if want_json:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+        return Completion(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            wall_s=wall,
+            parsed=parsed,
+            model=self.name,
+            cached_prompt_tokens=int(details.get("cached_tokens") or 0),
+        )

@@ -1,0 +1,109 @@
+"""The one parse point where LLM text becomes typed values: schema, tolerant parse, one re-ask."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from t2rag.errors import ParseError
+from t2rag.llm.base import LLM
+from t2rag.types import Completion, Message, Usage
+
+T = TypeVar("T")
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def _balanced_spans(text: str) -> list[str]:
+    """Every top-level {...} or [...] span, scanning brackets outside strings."""
+    spans: list[str] = []
+    depth = 0
+    start = -1
+    in_str = False
+    escape = False
+    for i, ch in enumerate(text):
+        if in_str:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"' and depth > 0:
+            in_str = True
+        elif ch in "{[":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch in "}]" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start : i + 1])
+    return spans
+
+
+def parse_json_lenient(text: str) -> Any:
+    """Parse JSON from model text: plain, fenced, embedded in prose, or with trailing commas.
+
+    Never evaluates anything. Raises ParseError (carrying the raw text) when nothing parses.
+    """
+    candidates = [text.strip()]
+    candidates += [m.strip() for m in _FENCE.findall(text)]
+    candidates += _balanced_spans(text)
+    for cand in candidates:
+        for variant in (cand, _TRAILING_COMMA.sub(r"\1", cand)):
+            try:
+                return json.loads(variant)
+            except ValueError:
+                continue
+    snippet = " ".join(text.split())[:80]
+    raise ParseError(f"model output is not JSON: {snippet!r}", raw=text)
+
+
+def ask_json(
+    llm: LLM,
+    messages: list[Message],
+    schema: dict[str, Any],
+    convert: Callable[[Any], T],
+    *,
+    stage: str,
+    usage: Usage | None = None,
+    max_tokens: int = 512,
+    reask: bool = True,
+) -> tuple[T, list[Completion]]:
+    """Ask for JSON under ``schema`` and turn it into a value with ``convert``.
+
+    ``convert`` raises ParseError (or ValueError/KeyError/TypeError) on a wrong shape. On a
+    failure the model is asked once more, shown its output and the error; a second failure
+    raises ParseError with the last raw text. Returns the value and the completions made.
+    """
+    completions: list[Completion] = []
+    attempt_messages = list(messages)
+    last_error: ParseError | None = None
+    for attempt in range(2 if reask else 1):
+        c = llm.complete(attempt_messages, schema=schema, max_tokens=max_tokens, temperature=0.0)
+        completions.append(c)
+        if usage is not None:
+            usage.record(stage, c)
+        try:
+            data = c.parsed if c.parsed is not None else parse_json_lenient(c.text)
+            return convert(data), completions
+        except ParseError as e:
+            last_error = ParseError(str(e), raw=c.text)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            last_error = ParseError(f"model output has the wrong shape: {e}", raw=c.text)
+        attempt_messages = [
+            *messages,
+            {"role": "assistant", "content": c.text},
+            {
+                "role": "user",
+                "content": f"That reply could not be used ({last_error}). "
+                "Reply again with only the JSON object, following the requested format.",
+            },
+        ]
+    assert last_error is not None
+    raise last_error

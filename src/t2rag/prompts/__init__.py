@@ -1,0 +1,67 @@
+"""Prompts are package data, one file each, rendered strictly and versioned by hash.
+
+A prompt file has a ``### system`` section and a ``### user`` section. Variables are
+written ``$name`` (``$$`` for a literal dollar); rendering with a missing variable is an
+error, never a silently empty slot. Stable instructions come first and variable content
+last, so a local model's prompt cache can reuse the prefix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from t2rag.errors import ConfigError
+from t2rag.types import Message
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    system: str
+    user: str
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256((self.system + "\x00" + self.user).encode()).hexdigest()[:12]
+
+    def render(self, **variables: object) -> list[Message]:
+        try:
+            system = string.Template(self.system).substitute(variables)
+            user = string.Template(self.user).substitute(variables)
+        except KeyError as e:
+            raise ConfigError(f"prompt {self.name!r} needs variable {e.args[0]!r}") from None
+        except ValueError as e:
+            raise ConfigError(f"prompt {self.name!r} is malformed: {e}") from None
+        messages: list[Message] = []
+        if system.strip():
+            messages.append({"role": "system", "content": system.strip()})
+        messages.append({"role": "user", "content": user.strip()})
+        return messages
+
+
+@cache
+def load(name: str) -> Prompt:
+    """Load ``prompts/NAME.txt`` from the package."""
+    try:
+        text = resources.files(__package__).joinpath(f"{name}.txt").read_text("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"no prompt named {name!r}") from None
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            current = line[4:].strip().lower()
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    if "user" not in sections or set(sections) - {"system", "user"}:
+        raise ConfigError(f"prompt {name!r} must have '### system' and '### user' sections only")
+    return Prompt(name, "\n".join(sections.get("system", [])), "\n".join(sections["user"]))
+
+
+def prompt_hashes(names: list[str]) -> dict[str, str]:
+    return {n: load(n).hash for n in names}
