@@ -77,7 +77,9 @@ class TripleIndex:
         return cls(d, manifest, store, emb)
 
     @classmethod
-    def open(cls, directory: str | Path, *, embedder: Embedder | str | None = None, writer: bool = False) -> TripleIndex:
+    def open(
+        cls, directory: str | Path, *, embedder: Embedder | str | None = None, writer: bool = False
+    ) -> TripleIndex:
         d = Path(directory)
         if not d.is_dir():
             raise IndexNotFoundError(f"no T2RAG index at {d}")
@@ -117,8 +119,7 @@ class TripleIndex:
         t0 = time.perf_counter()
         imported = imported or {}
         new_chunks = sum(self.store.add_document(d.title, self._chunks(d, imported)) for d in docs)
-        if retry_failed:
-            self._forget_failures()
+        self._forget_failures(everything=retry_failed, only_unextracted=bool(llm is not None or imported))
         pending = self.store.chunks_without_openie()
         state = BuildProgress(chunks_total=len(pending), usage=usage or Usage())
         if llm is not None:
@@ -173,9 +174,14 @@ class TripleIndex:
             lambda c: openie.extract(llm, c, self.config.openie, state.usage), todo, parallelism(llm)
         )
 
-    def _forget_failures(self) -> None:
+    def _forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
+        # Chunks recorded as "no extraction available" are retried whenever a source is given;
+        # real extraction failures only on request (they cost LLM calls).
         with self.store.transaction() as db:
-            db.execute("DELETE FROM openie WHERE error IS NOT NULL")
+            if everything:
+                db.execute("DELETE FROM openie WHERE error IS NOT NULL")
+            elif only_unextracted:
+                db.execute("DELETE FROM openie WHERE source = 'none'")
 
     def embed_pending(self) -> int:
         """Embed every proposition without a vector; returns how many were embedded."""

@@ -36,7 +36,7 @@ class Manifest:
     def load(directory: Path) -> Manifest:
         path = Path(directory) / MANIFEST
         if not path.exists():
-            raise IndexNotFoundError(f"no T2RAG index at {directory} (missing {MANIFEST}); build one with 't2rag index'")
+            raise IndexNotFoundError(f"no T2RAG index at {directory} (no {MANIFEST}); build one with 't2rag index'")
         try:
             data = json.loads(path.read_text())
             m = Manifest(**data)

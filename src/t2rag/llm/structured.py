@@ -84,7 +84,7 @@ def ask_json(
     completions: list[Completion] = []
     attempt_messages = list(messages)
     last_error: ParseError | None = None
-    for attempt in range(2 if reask else 1):
+    for _ in range(2 if reask else 1):
         c = llm.complete(attempt_messages, schema=schema, max_tokens=max_tokens, temperature=0.0)
         completions.append(c)
         if usage is not None:

@@ -1,0 +1,187 @@
+"""The t2rag command: parse arguments, call the library, print; errors become one line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from t2rag import __version__
+from t2rag.errors import T2RAGError
+
+EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
+
+
+def _llm_args(p: argparse.ArgumentParser, default: str | None = "local") -> None:
+    p.add_argument("--llm", default=default, metavar="SPEC",
+                   help="local[:small|PATH.gguf], openai:MODEL (key from OPENAI_API_KEY), or scripted "
+                   f"(default: {default})")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. a vLLM or Ollama server's /v1 URL")
+    p.add_argument("--no-cache", action="store_true", help="do not use the persistent LLM response cache")
+    p.add_argument("--parallel", type=int, default=None, metavar="N",
+                   help="concurrent LLM requests (remote backends) or decoding slots (local)")
+
+
+def make_llm(args: argparse.Namespace) -> Any:
+    """The LLM named by --llm, wrapped in the response cache unless --no-cache."""
+    from t2rag.llm import CachedLLM, get_llm
+    from t2rag.llm.cache import default_cache_dir
+
+    opts: dict[str, Any] = {}
+    kind = args.llm.partition(":")[0]
+    if args.base_url:
+        if kind != "openai":
+            raise T2RAGError("--base-url only applies to --llm openai:MODEL")
+        opts["base_url"] = args.base_url
+    if args.parallel:
+        opts["max_concurrency" if kind == "openai" else "n_parallel"] = args.parallel
+    llm = get_llm(args.llm, **opts)
+    if args.no_cache or kind == "scripted":
+        return llm
+    return CachedLLM(llm, default_cache_dir() / "llm-cache.sqlite")
+
+
+# --- index / inspect / delete -------------------------------------------------------
+def cmd_index(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from t2rag.config import ChunkConfig, IndexConfig, OpenIEConfig, StoreConfig
+    from t2rag.index import BuildProgress, TripleIndex, load_corpus, load_openie
+
+    docs = load_corpus(args.corpus)
+    imported = load_openie(args.openie_from) if args.openie_from else None
+    llm = None if args.llm == "none" else make_llm(args)
+    config = IndexConfig(
+        chunk=ChunkConfig(size=args.chunk_size, overlap=args.chunk_overlap),
+        openie=OpenIEConfig(mode=args.openie_mode),
+        store=StoreConfig(index_type=args.index_type),
+    )
+    bar = tqdm(total=None, unit="chunk", file=sys.stderr, disable=args.quiet, dynamic_ncols=True)
+
+    def progress(p: BuildProgress) -> None:
+        if bar.total != p.chunks_total:
+            bar.total = p.chunks_total
+        t = p.usage.total()
+        bar.set_postfix(triples=p.triples, failed=p.failures, tokens=t.prompt_tokens + t.completion_tokens,
+                        refresh=False)
+        bar.update(p.chunks_done - bar.n)
+
+    with TripleIndex.create(args.index, embedder=args.embedder, config=config) as ix:
+        report = ix.add(docs, llm=llm, imported=imported, progress=progress, retry_failed=args.retry_failed)
+        bar.close()
+        counts = ix.store.counts()
+    print(f"indexed {len(docs)} documents into {args.index}: {report['new_chunks']} new chunks, "
+          f"{report['extracted']} extracted ({report['failed']} failed), {report['triples']} triples; "
+          f"index now holds {counts['chunks']} chunks, {counts['propositions']} propositions "
+          f"[{report['seconds']:.1f}s]")
+    return EXIT_OK
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from t2rag.index import TripleIndex
+
+    with TripleIndex.open(args.index) as ix:
+        info = ix.inspect(samples=args.samples)
+    if args.json:
+        print(json.dumps(info, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    m = info["manifest"]
+    print(f"index      {info['directory']}  (format {m['format_version']}, t2rag {m['library_version']})")
+    print(f"embedder   {m['embedder']} ({m['dim']}-d)    llm: {m.get('llm') or '-'}")
+    print(f"config     {json.dumps(m['config'])}")
+    print("counts     " + ", ".join(f"{k}={v}" for k, v in info["counts"].items()))
+    for s in info["samples"]:
+        print(f"\n[{s['title']}] {s['chunk']}")
+        for t in s["triples"][:8]:
+            print(f"  ({t[0]} | {t[1]} | {t[2]})")
+    if info["failed"]:
+        print(f"\nfailed chunks (first {len(info['failed'])}):")
+        for f in info["failed"]:
+            print(f"  [{f['title']}] {f['chunk']}: {f['error']}")
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from t2rag.index import TripleIndex
+
+    with TripleIndex.open(args.index, writer=True) as ix:
+        r = ix.delete(args.doc)
+    print(f"deleted {r['documents']} documents ({r['chunks']} chunks, {r['propositions']} propositions)"
+          + (f"; {r['not_found']} titles not found" if r["not_found"] else ""))
+    return EXIT_OK
+
+
+# --- parser ----------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="t2rag", description="Multi-hop QA over your documents with triplet-driven "
+                                     "thinking. Index a corpus, then ask questions.")
+    parser.add_argument("--version", action="version", version=f"t2rag {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("index", help="build or extend an index from a corpus")
+    p.add_argument("corpus", help="JSON list or JSONL of {title, text}, or a directory of .txt/.md files")
+    p.add_argument("--index", required=True, metavar="DIR", help="index directory (created if missing)")
+    _llm_args(p)
+    p.add_argument("--embedder", default=None, metavar="SPEC",
+                   help="minilm (default, offline), openai:MODEL, st:PATH, hashing[:DIM] (tests)")
+    p.add_argument("--openie-from", metavar="FILE", help="import HippoRAG OpenIE output instead of running the LLM "
+                   "(chunks missing from the file still go to --llm; with --llm none they are recorded as "
+                   "not extracted and picked up by a later run with an LLM)")
+    p.add_argument("--openie-mode", choices=["two_pass", "single"], default="two_pass",
+                   help="entities then triples (default), or one pass")
+    p.add_argument("--chunk-size", type=int, default=200, help="chunk size in word/punctuation tokens (200)")
+    p.add_argument("--chunk-overlap", type=int, default=30, help="tokens shared by adjacent chunks (30)")
+    p.add_argument("--index-type", choices=["flat", "hnsw", "ivf"], default="flat",
+                   help="exact inner product (default) or approximate for large indexes")
+    p.add_argument("--retry-failed", action="store_true", help="extract previously failed chunks again")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("inspect", help="show an index: counts, configs, sample triples, failed chunks")
+    p.add_argument("index", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    p.add_argument("--samples", type=int, default=5, help="sample chunks to show (5)")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("delete", help="delete documents (by title) and everything only they support")
+    p.add_argument("index", metavar="DIR")
+    p.add_argument("--doc", nargs="+", required=True, metavar="TITLE")
+    p.set_defaults(func=cmd_delete)
+
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands() -> list[Callable[[Any], None]]:
+    """Commands living in other modules (query, demo, bench) register themselves here."""
+    regs: list[Callable[[Any], None]] = []
+    for mod in ("t2rag.cli_query", "t2rag.eval.cli"):
+        try:
+            module = __import__(mod, fromlist=["register"])
+        except ImportError:
+            continue
+        if hasattr(module, "register"):
+            regs.append(module.register)
+    return regs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except T2RAGError as e:
+        print(f"t2rag: error: {e}", file=sys.stderr)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        print("t2rag: interrupted; committed work is kept, run the same command to resume", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Adaptive retrieval: pool every query proposition's candidates, then fill a unique-chunk budget."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
+
+from t2rag.embed.base import Embedder
+from t2rag.index.store import PropositionHit
+from t2rag.types import Chunk
+
+_FETCH_BATCH = 32  # candidate propositions looked up at a time while filling the budget
+
+
+class PropositionStore(Protocol):
+    """The part of an index store retrieval needs (any backend that offers it will do)."""
+
+    def search(self, vectors: np.ndarray, top_m: int) -> list[list[tuple[str, float]]]: ...
+
+    def get_propositions(self, ids: Iterable[str]) -> dict[str, PropositionHit]: ...
+
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One round's retrieval: the queries, the chosen propositions (best first, with their
+    pooled scores) and their source chunks (unique, at most the budget, first-seen order)."""
+
+    queries: tuple[str, ...] = ()
+    propositions: tuple[PropositionHit, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+
+
+def pool(results: Sequence[Sequence[tuple[str, float]]]) -> list[tuple[str, float]]:
+    """Merge per-query candidate lists into one ranking; a proposition counts once, at its best."""
+    best: dict[str, float] = {}
+    for hits in results:
+        for pid, score in hits:
+            if pid not in best or score > best[pid]:
+                best[pid] = score
+    return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def select(ranked: Iterable[PropositionHit], k_chunks: int) -> tuple[list[PropositionHit], list[str]]:
+    """Take propositions from the top until their source chunks cover ``k_chunks`` unique chunks.
+
+    A proposition linked to several chunks brings all of them, but the chunk list is cut at
+    the budget (the budget bounds what the resolver reads). Returns (propositions, chunk ids)."""
+    chosen: list[PropositionHit] = []
+    chunks: dict[str, None] = {}
+    for hit in ranked:
+        if len(chunks) >= k_chunks:
+            break
+        chosen.append(hit)
+        chunks.update(dict.fromkeys(hit.chunk_ids))
+    return chosen, list(chunks)[:k_chunks]
+
+
+class Retriever:
+    """Embeds query propositions and retrieves evidence from a store. The lock makes one
+    retriever safe to share between threads (the LLM calls, not retrieval, run in parallel)."""
+
+    def __init__(self, store: PropositionStore, embedder: Embedder) -> None:
+        self.store = store
+        self.embedder = embedder
+        self._lock = threading.Lock()
+
+    def retrieve(self, queries: Sequence[str], *, k_chunks: int, top_m: int) -> Evidence:
+        if not queries:
+            return Evidence()
+        with self._lock:
+            vectors = self.embedder.embed(list(queries))
+            ranked = pool(self.store.search(vectors, top_m))
+            chosen, chunk_ids = select(self._hits(ranked), k_chunks)
+            chunks = self.store.get_chunks(chunk_ids)
+        return Evidence(
+            queries=tuple(queries),
+            propositions=tuple(chosen),
+            chunks=tuple(chunks[c] for c in chunk_ids if c in chunks),
+        )
+
+    def _hits(self, ranked: list[tuple[str, float]]) -> Iterable[PropositionHit]:
+        """Look candidates up lazily, in pool order, carrying their pooled score."""
+        for i in range(0, len(ranked), _FETCH_BATCH):
+            part = ranked[i : i + _FETCH_BATCH]
+            found = self.store.get_propositions(pid for pid, _ in part)
+            for pid, score in part:
+                if pid in found:
+                    yield replace(found[pid], score=score)

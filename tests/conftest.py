@@ -1,0 +1,50 @@
+"""Shared fixtures: a deterministic OpenIE script, tiny corpora, the shared data folder."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from t2rag.index.corpus import Document
+from t2rag.llm.scripted import ScriptedLLM
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def passage_of(messages: list[dict[str, str]]) -> str:
+    text = messages[-1]["content"]
+    m = re.search(r"Passage:\n(.*?)(?:\nEntities:.*)?$", text, re.S)
+    return m.group(1).strip() if m else ""
+
+
+def fake_openie_reply(messages: list[dict[str, str]]) -> str:
+    """Deterministic 'extraction': the first capitalised words become entities and triples."""
+    passage = passage_of(messages)
+    title, _, body = passage.partition("\n")
+    words = re.findall(r"[A-Z][a-z]+|\d{4}", body)
+    if "Entities:" not in messages[-1]["content"]:
+        return json.dumps({"entities": [title, *words[:3]]})
+    return json.dumps({"triples": [[title, "mentions", w] for w in words[:3]]})
+
+
+def openie_llm() -> ScriptedLLM:
+    return ScriptedLLM(default=fake_openie_reply)
+
+
+@pytest.fixture
+def docs() -> list[Document]:
+    return [
+        Document("Alpha", "Alpha is a town in Borduria. It was founded in 1820 by Casimir."),
+        Document("Beta", "Beta is a river in Syldavia. It flows through Klow."),
+        Document("Gamma", "Gamma is a painter from Klow. Gamma studied in Paris."),
+    ]
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.exists():
+        pytest.skip("shared data folder not present")
+    return SHARED_DATA

@@ -1,0 +1,238 @@
+"""The offline half: corpus input, chunking, OpenIE records, store round-trips, add/delete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import openie_llm
+
+from t2rag.config import ChunkConfig, IndexConfig, OpenIEConfig, StoreConfig
+from t2rag.embed.hashing import HashingEmbedder
+from t2rag.errors import IndexLockedError, IndexMismatchError, IndexNotFoundError, InputError
+from t2rag.index import Document, TripleIndex, load_corpus, load_openie
+from t2rag.index.chunking import chunk_document
+from t2rag.index.openie import extract
+from t2rag.llm.scripted import ScriptedLLM
+from t2rag.types import Chunk, Proposition, Triple
+
+
+def test_corpus_formats(tmp_path: Path) -> None:
+    (tmp_path / "c.json").write_text(json.dumps([{"title": "A", "text": "x"}, {"title": "B", "text": "y"}]))
+    (tmp_path / "c.jsonl").write_text('{"title": "A", "text": "x"}\n\n{"title": "B", "text": "y"}\n')
+    d = tmp_path / "docs"
+    (d / "sub").mkdir(parents=True)
+    (d / "a.txt").write_text("x")
+    (d / "sub" / "b.md").write_text("y")
+    (d / "ignored.pdf").write_text("z")
+    assert [x.title for x in load_corpus(tmp_path / "c.json")] == ["A", "B"]
+    assert [x.title for x in load_corpus(tmp_path / "c.jsonl")] == ["A", "B"]
+    assert [x.title for x in load_corpus(d)] == ["a", "sub/b"]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("bad.json", "{not json", "invalid JSON"),
+        ("obj.json", '{"title": "x"}', "expected a JSON list"),
+        ("notext.json", '[{"title": "x"}]', "record 0 has no string 'text'"),
+        ("bad.jsonl", '{"text": "a"}\n{oops\n', "bad.jsonl:2: invalid JSON"),
+    ],
+)
+def test_corpus_errors_are_one_line(tmp_path: Path, name: str, content: str, message: str) -> None:
+    (tmp_path / name).write_text(content)
+    with pytest.raises(InputError, match=message) as e:
+        load_corpus(tmp_path / name)
+    assert "\n" not in str(e.value)
+
+
+def test_chunker_sizes_and_overlap() -> None:
+    text = " ".join(f"w{i}" for i in range(50))
+    chunks = chunk_document(Document("T", text), ChunkConfig(size=20, overlap=5))
+    assert [c.text.split()[0] for c in chunks] == ["w0", "w15", "w30"]
+    assert all(len(c.text.split()) <= 20 for c in chunks) and chunks[-1].text.endswith("w49")
+    assert chunk_document(Document("T", "short text"), ChunkConfig()) == [Chunk.make("T", "short text")]
+
+
+def test_chunk_ids_match_hipporag_scheme() -> None:
+    import hashlib
+
+    c = Chunk.make("Title", "Body")
+    assert c.id == "chunk-" + hashlib.md5(b"Title\nBody").hexdigest()
+
+
+def test_openie_two_pass_and_single() -> None:
+    chunk = Chunk.make("Alpha", "Alpha is in Borduria since 1820.")
+    rec = extract(openie_llm(), chunk, OpenIEConfig(mode="two_pass"))
+    assert rec.error is None and rec.entities[0] == "Alpha"
+    assert Triple("Alpha", "mentions", "Borduria") in rec.triples
+    llm = ScriptedLLM(default={"triples": [["Alpha", "is in", "Borduria"], ["bad"], ["", "x", "y"]]})
+    rec = extract(llm, chunk, OpenIEConfig(mode="single"))
+    assert rec.triples == [Triple("Alpha", "is in", "Borduria")] and len(llm.calls) == 1
+
+
+@pytest.mark.parametrize(
+    "replies",
+    [["not json", "still not json"], ['{"triples": "nope"}', '{"triples": 5}'], ["{}", '{"facts": []}']],
+)
+def test_openie_failure_is_recorded_not_raised(replies: list[str]) -> None:
+    rec = extract(ScriptedLLM(replies=replies), Chunk.make("A", "b"), OpenIEConfig(mode="single"))
+    assert rec.error and rec.triples == [] and replies[-1] in (rec.raw or "")
+
+
+def _state(directory: Path) -> dict[str, object]:
+    """Everything a build leaves, independent of row order."""
+    with TripleIndex.open(directory, embedder=HashingEmbedder()) as ix:
+        db = ix.store.db
+        q = lambda sql: sorted(db.execute(sql).fetchall())  # noqa: E731
+        return {
+            "chunks": q("SELECT id, title, text FROM chunks"),
+            "docs": q("SELECT doc, chunk_id, seq FROM doc_chunks"),
+            "openie": q("SELECT chunk_id, source, error, entities, n_triples FROM openie"),
+            "triples": q("SELECT * FROM triples"),
+            "props": q("SELECT id, text, vector FROM propositions"),
+            "links": q("SELECT * FROM prop_chunks"),
+            "search": ix.store.search(HashingEmbedder().embed(["Alpha mentions Borduria"]), 5),
+        }
+
+
+def test_store_round_trip_and_search(tmp_path: Path, docs: list[Document]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        r = ix.add(docs, llm=openie_llm())
+        assert r["new_chunks"] == 3 and r["failed"] == 0 and r["usage"]["openie"]["calls"] == 6
+    with TripleIndex.open(tmp_path / "ix") as ix:  # embedder taken from the manifest
+        hits = ix.store.search(ix.embedder.embed(["Alpha mentions Borduria"]), 3)[0]
+        props = ix.store.get_propositions([h[0] for h in hits])
+        top = props[hits[0][0]]
+        assert top.text == "Alpha mentions Borduria" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+        assert ix.store.get_chunks(top.chunk_ids)[top.chunk_ids[0]].title == "Alpha"
+        assert ix.manifest.counts["chunks"] == 3
+
+
+def test_identical_propositions_link_to_every_chunk(tmp_path: Path) -> None:
+    imported = load_openie_dict({"A\nx": [["Klow", "is in", "Syldavia"]], "B\ny": [["Klow", "is in", "Syldavia"]]})
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add([Document("A", "x"), Document("B", "y")], imported=imported)
+        pid = Proposition.from_triple(Triple("Klow", "is in", "Syldavia")).id
+        assert len(ix.store.get_propositions([pid])[pid].chunk_ids) == 2
+        assert ix.store.counts()["propositions"] == 1
+        ix.delete(["A"])
+        assert ix.store.get_propositions([pid])[pid].chunk_ids == (Chunk.make("B", "y").id,)
+        ix.delete(["B"])
+        assert ix.store.counts()["propositions"] == 0
+        assert ix.store.search(HashingEmbedder().embed(["Klow"]), 5) == [[]]
+
+
+def load_openie_dict(d: dict[str, list[list[str]]]) -> dict[str, object]:
+    from t2rag.index.importer import Extraction, clean_triples
+
+    return {k: Extraction([], clean_triples(v)) for k, v in d.items()}
+
+
+def test_incremental_add_does_only_new_work(tmp_path: Path, docs: list[Document]) -> None:
+    llm = openie_llm()
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs[:2], llm=llm)
+        assert len(llm.calls) == 4
+        r = ix.add(docs, llm=llm)  # one new document, two already indexed
+        assert r["new_chunks"] == 1 and len(llm.calls) == 6
+        r = ix.add(docs, llm=llm)
+        assert r["new_chunks"] == 0 and len(llm.calls) == 6
+
+
+def test_delete_removes_orphans_and_keeps_the_rest(tmp_path: Path, docs: list[Document]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, llm=openie_llm())
+        before = ix.store.counts()
+        r = ix.delete(["Alpha", "Nope"])
+        assert r["documents"] == 1 and r["not_found"] == 1 and r["chunks"] == 1
+        after = ix.store.counts()
+        assert after["chunks"] == 2 and after["propositions"] < before["propositions"]
+        hits = ix.store.search(HashingEmbedder().embed(["Alpha mentions Borduria"]), 50)[0]
+        texts = [p.text for p in ix.store.get_propositions([h[0] for h in hits]).values()]
+        assert all(not t.startswith("Alpha") for t in texts)
+    # the saved vector file agrees after reopening
+    with TripleIndex.open(tmp_path / "ix") as ix:
+        assert ix.store.index().ntotal == after["propositions"]
+
+
+def test_deleted_then_readded_document_is_indexed_again(tmp_path: Path, docs: list[Document]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, llm=openie_llm())
+        full = ix.store.counts()
+        ix.delete(["Beta"])
+        ix.add(docs, llm=openie_llm())
+        assert ix.store.counts() == full
+
+
+def test_embedder_mismatch_is_a_clear_error(tmp_path: Path, docs: list[Document]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder(256)) as ix:
+        ix.add(docs[:1], llm=openie_llm())
+    with pytest.raises(IndexMismatchError, match="built with embedder 'hashing:256'"):
+        TripleIndex.open(tmp_path / "ix", embedder=HashingEmbedder(128))
+    with pytest.raises(IndexNotFoundError):
+        TripleIndex.open(tmp_path / "missing")
+
+
+def test_one_writer_at_a_time_readers_unaffected(tmp_path: Path, docs: list[Document]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, llm=openie_llm())
+        with pytest.raises(IndexLockedError):
+            TripleIndex.open(tmp_path / "ix", writer=True)
+        with TripleIndex.open(tmp_path / "ix") as reader:
+            assert reader.store.counts()["chunks"] == 3
+    TripleIndex.open(tmp_path / "ix", writer=True).close()  # the lock is released on close
+
+
+def test_stale_vector_file_is_rebuilt(tmp_path: Path, docs: list[Document]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, llm=openie_llm())
+        n = ix.store.counts()["propositions"]
+    (tmp_path / "ix" / "vectors.faiss").unlink()  # as if a crash happened before it was written
+    with TripleIndex.open(tmp_path / "ix") as ix:
+        assert ix.store.index().ntotal == n
+
+
+@pytest.mark.parametrize("index_type", ["hnsw", "ivf"])
+def test_approximate_index_types(tmp_path: Path, docs: list[Document], index_type: str) -> None:
+    cfg = IndexConfig(store=StoreConfig(index_type=index_type))
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder(), config=cfg) as ix:
+        ix.add(docs, llm=openie_llm())
+        hits = ix.store.search(ix.embedder.embed(["Beta mentions Syldavia"]), 3)[0]
+        assert ix.store.get_propositions([hits[0][0]])[hits[0][0]].text == "Beta mentions Syldavia"
+        ix.delete(["Beta"])
+        assert ix.store.index().ntotal == ix.store.counts()["propositions"]
+
+
+def test_import_both_hipporag_shapes(tmp_path: Path) -> None:
+    v1 = {"docs": [{"title": "A", "text": "x", "passage": "A\nx", "extracted_entities": ["A"],
+                    "extracted_triples": [["A", "is", "x"], ["bad"], ["A", None, "y"]]}]}
+    v2 = {"docs": [{"idx": Chunk.make("B", "y").id, "passage": "B\ny", "extracted_entities": ["B"],
+                    "extracted_triples": [["B", "is", "y"], ["B", "is", "y"]]}]}
+    (tmp_path / "v1.json").write_text(json.dumps(v1))
+    (tmp_path / "v2.json").write_text(json.dumps(v2))
+    a = load_openie(tmp_path / "v1.json")["A\nx"]
+    b = load_openie(tmp_path / "v2.json")[Chunk.make("B", "y").id]
+    assert a.triples == [Triple("A", "is", "x")] and b.triples == [Triple("B", "is", "y")]
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    with pytest.raises(InputError, match="'docs' list"):
+        load_openie(tmp_path / "bad.json")
+
+
+def test_musique_import_builds_without_llm(tmp_path: Path, shared_data: Path) -> None:
+    docs = load_corpus(shared_data / "musique_corpus.json")[:200]
+    imported = load_openie(shared_data / "musique_openie_gpt-3.5-turbo-1106.json")
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        r = ix.add(docs, imported=imported)
+        assert r["failed"] == 0 and r["extracted"] == 200 and r["triples"] > 1000
+        assert r["usage"]["total"]["calls"] == 0
+
+
+def test_vectors_match_embedder_exactly(tmp_path: Path, docs: list[Document]) -> None:
+    emb = HashingEmbedder()
+    with TripleIndex.create(tmp_path / "ix", embedder=emb) as ix:
+        ix.add(docs, llm=openie_llm())
+        for text, blob in ix.store.db.execute("SELECT text, vector FROM propositions"):
+            assert np.array_equal(np.frombuffer(blob, dtype=np.float32), emb.embed([text])[0])

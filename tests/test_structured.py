@@ -1,0 +1,60 @@
+"""The parse point: tolerant JSON parsing and the bounded re-ask."""
+
+from __future__ import annotations
+
+import pytest
+
+from t2rag.errors import ParseError
+from t2rag.llm import ScriptedLLM, ask_json, parse_json_lenient
+from t2rag.types import Usage
+
+GOOD = {"triples": [["a", "b", "c"]]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"triples": [["a", "b", "c"]]}',
+        '```json\n{"triples": [["a", "b", "c"]]}\n```',
+        'Sure! Here it is: {"triples": [["a", "b", "c"]]} Hope that helps.',
+        '{"triples": [["a", "b", "c"],]}',
+        '```\n{"triples": [["a", "b", "c"]],}\n```',
+        'noise {not json} then {"triples": [["a", "b", "c"]]}',
+    ],
+)
+def test_lenient_parser_recovers_json(text: str) -> None:
+    assert parse_json_lenient(text) == GOOD
+
+
+@pytest.mark.parametrize("text", ["", "no json here", "{'triples': [('a','b','c')]}", '{"triples": [', "[1, 2"])
+def test_lenient_parser_rejects_garbage_with_raw_text(text: str) -> None:
+    with pytest.raises(ParseError) as e:
+        parse_json_lenient(text)
+    assert e.value.raw == text
+
+
+def test_model_output_is_never_evaluated() -> None:
+    with pytest.raises(ParseError):
+        parse_json_lenient("__import__('os').system('echo pwned')")
+
+
+def _convert(d: object) -> list[list[str]]:
+    assert isinstance(d, dict)
+    return d["triples"]
+
+
+def test_reask_once_then_succeed_and_account_usage() -> None:
+    llm = ScriptedLLM(replies=["garbage", GOOD])
+    usage = Usage()
+    value, completions = ask_json(llm, [{"role": "user", "content": "x"}], {}, _convert, stage="openie", usage=usage)
+    assert value == [["a", "b", "c"]]
+    assert len(completions) == 2 and usage.stages["openie"].calls == 2
+    assert "could not be used" in llm.calls[1]["messages"][-1]["content"]
+
+
+def test_second_failure_raises_with_last_raw() -> None:
+    llm = ScriptedLLM(replies=["garbage", '{"wrong": 1}'])
+    with pytest.raises(ParseError) as e:
+        ask_json(llm, [{"role": "user", "content": "x"}], {}, _convert, stage="s")
+    assert e.value.raw == '{"wrong": 1}'
+    assert len(llm.calls) == 2
