@@ -316,7 +316,7 @@ def test_local_schema_is_enforced(local_small: LLM) -> None:
         "required": ["code"],
         "additionalProperties": False,
     }
-    c = local_small.complete([{"role": "user", "content": "Write a haiku about the sea."}], schema=schema)
+    c = local_small.complete([{"role": "user", "content": "Write a haiku about the sea."}], schema=schema, max_tokens=16)
     assert c.parsed in ({"code": 7}, {"code": 9})
 
 

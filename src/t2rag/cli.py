@@ -49,18 +49,24 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     from t2rag.config import ChunkConfig, IndexConfig, OpenIEConfig, StoreConfig
     from t2rag.index import BuildProgress, TripleIndex, load_corpus, load_openie
+    from t2rag.llm.registry import check_spec
 
     docs = load_corpus(args.corpus)
     imported = load_openie(args.openie_from) if args.openie_from else None
-    llm = None if args.llm == "none" else make_llm(args)
+    if args.llm != "none":
+        check_spec(args.llm)
+    llm = None if args.llm == "none" else (lambda: make_llm(args))
     config = IndexConfig(
         chunk=ChunkConfig(size=args.chunk_size, overlap=args.chunk_overlap),
         openie=OpenIEConfig(mode=args.openie_mode),
         store=StoreConfig(index_type=args.index_type),
     )
-    bar = tqdm(total=None, unit="chunk", file=sys.stderr, disable=args.quiet, dynamic_ncols=True)
+    bar: Any = None
 
     def progress(p: BuildProgress) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=p.chunks_total, unit="chunk", file=sys.stderr, disable=args.quiet, dynamic_ncols=True)
         if bar.total != p.chunks_total:
             bar.total = p.chunks_total
         t = p.usage.total()
@@ -69,8 +75,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         bar.update(p.chunks_done - bar.n)
 
     with TripleIndex.create(args.index, embedder=args.embedder, config=config) as ix:
-        report = ix.add(docs, llm=llm, imported=imported, progress=progress, retry_failed=args.retry_failed)
-        bar.close()
+        try:
+            report = ix.add(docs, llm=llm, imported=imported, progress=progress, retry_failed=args.retry_failed)
+        finally:
+            if bar is not None:
+                bar.close()
         counts = ix.store.counts()
     print(f"indexed {len(docs)} documents into {args.index}: {report['new_chunks']} new chunks, "
           f"{report['extracted']} extracted ({report['failed']} failed), {report['triples']} triples; "

@@ -20,6 +20,8 @@ def from_dict(cls: type[C], data: dict[str, Any] | None) -> C:
         raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}")
     try:
         return cls(**data)
+    except ConfigError:
+        raise
     except (TypeError, ValueError) as e:
         raise ConfigError(f"bad {cls.__name__}: {e}") from None
 
@@ -38,7 +40,9 @@ class ChunkConfig:
 
     def __post_init__(self) -> None:
         if self.size < 8 or not (0 <= self.overlap < self.size):
-            raise ValueError("need size >= 8 and 0 <= overlap < size")
+            raise ConfigError(
+                f"bad chunk config: need size >= 8 and 0 <= overlap < size (got {self.size}, {self.overlap})"
+            )
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class OpenIEConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in ("two_pass", "single"):
-            raise ValueError("mode must be 'two_pass' or 'single'")
+            raise ConfigError(f"OpenIE mode must be 'two_pass' or 'single', not {self.mode!r}")
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class StoreConfig:
 
     def __post_init__(self) -> None:
         if self.index_type not in ("flat", "hnsw", "ivf"):
-            raise ValueError("index_type must be 'flat', 'hnsw' or 'ivf'")
+            raise ConfigError(f"index type must be 'flat', 'hnsw' or 'ivf', not {self.index_type!r}")
 
 
 @dataclass(frozen=True)
@@ -99,4 +103,4 @@ class QueryConfig:
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:
-            raise ValueError("rounds, k_chunks and top_m must be >= 1")
+            raise ConfigError("rounds, k_chunks and top_m must be >= 1")

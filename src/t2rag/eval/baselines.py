@@ -36,6 +36,7 @@ class Prediction:
     retrieved: list[Chunk] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     extra: dict[str, Any] = field(default_factory=dict)
+    retrieves: bool = True  # False for closed-book methods: no recall to report
 
 
 class Method(Protocol):
@@ -118,7 +119,7 @@ class NoRetrieval:
     def predict(self, question: str) -> Prediction:
         usage = Usage()
         answer, reasoning = read(self.llm, question, [], usage)
-        return Prediction(answer, [], usage, {"reasoning": reasoning})
+        return Prediction(answer, [], usage, {"reasoning": reasoning}, retrieves=False)
 
 
 class ChunkRAG:

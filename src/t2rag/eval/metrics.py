@@ -6,6 +6,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from t2rag.eval.datasets import GoldPassage
 
@@ -77,3 +78,43 @@ def recall_at_k(
         if rank is not None:
             first_hit.append(rank)
     return {f"recall@{k}": sum(r < k for r in first_hit) / len(gold) for k in ks}
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _usage_total(row: dict[str, Any]) -> dict[str, Any]:
+    return (row.get("usage") or {}).get("total") or {}
+
+
+def _split(rows: Sequence[dict[str, Any]], prefix: str) -> dict[str, Any]:
+    return {
+        f"n_{prefix}": len(rows),
+        f"em_{prefix}": _mean([r["em"] for r in rows]),
+        f"f1_{prefix}": _mean([r["f1"] for r in rows]),
+    }
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Aggregate one method's prediction rows: EM/F1, recall@k, per-question cost, and,
+    where rows carry a T2RAG ``termination``, the share fully resolved and EM/F1 by it."""
+    n = len(rows)
+    out: dict[str, Any] = {"n": n, "em": _mean([r["em"] for r in rows]), "f1": _mean([r["f1"] for r in rows])}
+    with_recall = [r["recall"] for r in rows if r.get("recall")]
+    for k in RECALL_KS:
+        out[f"recall@{k}"] = _mean([rec[f"recall@{k}"] for rec in with_recall]) if with_recall else None
+    totals = [_usage_total(r) for r in rows]
+    for key, field_name in (("llm_calls", "calls"), ("prompt_tokens", "prompt_tokens"),
+                            ("completion_tokens", "completion_tokens"), ("llm_s", "wall_s")):
+        out[f"{key}_per_q"] = _mean([float(t.get(field_name, 0)) for t in totals])
+    out["cache_hits"] = sum(int(t.get("cache_hits", 0)) for t in totals)
+    out["seconds_per_q"] = _mean([float(r.get("seconds", 0.0)) for r in rows])
+    out["errors"] = sum(1 for r in rows if r.get("error"))
+    if n and all("termination" in r for r in rows):
+        complete = [r for r in rows if r["termination"] == "complete"]
+        other = [r for r in rows if r["termination"] != "complete"]
+        out["complete_share"] = len(complete) / n
+        out.update(_split(complete, "complete"))
+        out.update(_split(other, "incomplete"))
+    return out

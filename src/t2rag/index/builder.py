@@ -106,7 +106,7 @@ class TripleIndex:
         self,
         docs: list[Document],
         *,
-        llm: LLM | None = None,
+        llm: LLM | Callable[[], LLM] | None = None,
         imported: dict[str, Extraction] | None = None,
         usage: Usage | None = None,
         progress: Callable[[BuildProgress], None] | None = None,
@@ -115,15 +115,15 @@ class TripleIndex:
         """Add documents: chunk, extract (imported OpenIE first, else ``llm``), embed.
 
         Chunks already extracted are skipped, so re-running after a crash only does the rest.
-        A chunk with no imported extraction and no ``llm`` is recorded as failed."""
+        A chunk with no imported extraction and no ``llm`` is recorded as failed. ``llm`` may
+        be a zero-argument factory, called only if some chunk needs the LLM (models are slow
+        to load)."""
         t0 = time.perf_counter()
         imported = imported or {}
         new_chunks = sum(self.store.add_document(d.title, self._chunks(d, imported)) for d in docs)
         self._forget_failures(everything=retry_failed, only_unextracted=bool(llm is not None or imported))
         pending = self.store.chunks_without_openie()
         state = BuildProgress(chunks_total=len(pending), usage=usage or Usage())
-        if llm is not None:
-            self.manifest.llm = llm.name
         embedded = 0
         for rec in self._extract_all(pending, llm, imported, state):
             self.store.record_openie(rec)
@@ -156,7 +156,11 @@ class TripleIndex:
         return chunk_document(doc, self.config.chunk)
 
     def _extract_all(
-        self, pending: list[Chunk], llm: LLM | None, imported: dict[str, Extraction], state: BuildProgress
+        self,
+        pending: list[Chunk],
+        llm: LLM | Callable[[], LLM] | None,
+        imported: dict[str, Extraction],
+        state: BuildProgress,
     ) -> Iterator[OpenIERecord]:
         todo: list[Chunk] = []
         for c in pending:
@@ -170,8 +174,10 @@ class TripleIndex:
                 todo.append(c)
         if llm is None or not todo:
             return
+        model: LLM = llm if isinstance(llm, LLM) else llm()
+        self.manifest.llm = model.name
         yield from _run_bounded(
-            lambda c: openie.extract(llm, c, self.config.openie, state.usage), todo, parallelism(llm)
+            lambda c: openie.extract(model, c, self.config.openie, state.usage), todo, parallelism(model)
         )
 
     def _forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:

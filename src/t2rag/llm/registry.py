@@ -38,13 +38,14 @@ _REGISTRY: dict[str, Callable[..., LLM]] = {
 }
 
 
+def check_spec(spec: str) -> None:
+    """Reject an unknown backend kind early, before anything slow is loaded."""
+    if spec.partition(":")[0] not in _REGISTRY:
+        raise ConfigError(f"unknown LLM {spec!r}; choose one of: " + ", ".join(sorted(_REGISTRY)))
+
+
 def get_llm(spec: str = DEFAULT_LLM, **opts: Any) -> LLM:
     """Build an LLM from ``kind[:arg]``: local[:default|small|PATH.gguf], openai:MODEL, scripted."""
+    check_spec(spec)
     kind, _, arg = spec.partition(":")
-    try:
-        factory = _REGISTRY[kind]
-    except KeyError:
-        raise ConfigError(
-            f"unknown LLM {spec!r}; choose one of: " + ", ".join(sorted(_REGISTRY))
-        ) from None
-    return factory(arg, **opts)
+    return _REGISTRY[kind](arg, **opts)

@@ -84,6 +84,10 @@ class Retriever:
             chunks=tuple(chunks[c] for c in chunk_ids if c in chunks),
         )
 
+    def chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        with self._lock:
+            return self.store.get_chunks(ids)
+
     def _hits(self, ranked: list[tuple[str, float]]) -> Iterable[PropositionHit]:
         """Look candidates up lazily, in pool order, carrying their pooled score."""
         for i in range(0, len(ranked), _FETCH_BATCH):

@@ -1,0 +1,145 @@
+"""What a query returns: the answer with its provenance, trace and cost, as plain JSON-ready data."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Termination = Literal["complete", "early_stop", "max_rounds"]
+TripleList = list[str]  # [subject, predicate, object]
+
+
+@dataclass
+class ChunkRef:
+    id: str
+    title: str
+
+
+@dataclass
+class PropositionRef:
+    """A retrieved proposition: its text, retrieval score and every chunk it came from."""
+
+    id: str
+    text: str
+    score: float
+    chunk_ids: list[str]
+
+
+@dataclass
+class ResolvedFact:
+    """A resolved triple, the query triple it started as, and what supports its binding(s)."""
+
+    triple: TripleList
+    origin: TripleList
+    round: int  # 0: already resolved in the decomposition
+    propositions: list[PropositionRef]
+    chunks: list[ChunkRef]
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> ResolvedFact:
+        return ResolvedFact(
+            triple=list(d["triple"]),
+            origin=list(d["origin"]),
+            round=d["round"],
+            propositions=[PropositionRef(**p) for p in d["propositions"]],
+            chunks=[ChunkRef(**c) for c in d["chunks"]],
+        )
+
+
+@dataclass
+class BindingRecord:
+    placeholder: str
+    value: str
+    evidence: list[str]  # proposition ids
+
+
+@dataclass
+class DroppedBinding:
+    entry: Any  # what the model wrote, as parsed JSON
+    reason: str
+
+
+@dataclass
+class StateSnapshot:
+    resolved: list[TripleList]
+    searchable: list[TripleList]
+    fuzzy: list[TripleList]
+
+
+@dataclass
+class RoundTrace:
+    """One round: what was searched and how, what came back, what the model bound."""
+
+    round: int
+    mode: Literal["triples", "question"]  # "question": the fuzzy-only fallback
+    searched: list[TripleList]
+    queries: list[str]
+    before: StateSnapshot
+    after: StateSnapshot
+    propositions: list[PropositionRef]
+    chunks: list[ChunkRef]
+    bindings: list[BindingRecord]
+    dropped: list[DroppedBinding]
+    dropped_invalid: int
+    errors: list[str]
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> RoundTrace:
+        return RoundTrace(
+            **{
+                **d,
+                "before": StateSnapshot(**d["before"]),
+                "after": StateSnapshot(**d["after"]),
+                "propositions": [PropositionRef(**p) for p in d["propositions"]],
+                "chunks": [ChunkRef(**c) for c in d["chunks"]],
+                "bindings": [BindingRecord(**b) for b in d["bindings"]],
+                "dropped": [DroppedBinding(**x) for x in d["dropped"]],
+            }
+        )
+
+
+@dataclass
+class DecompositionRecord:
+    triples: list[TripleList]
+    fallback: bool  # the question itself stood in as the only query
+    error: str | None
+
+
+@dataclass
+class Timing:
+    total_s: float
+    llm_s: float
+    other_s: float  # everything but LLM calls: embedding, search, parsing, bookkeeping
+
+
+@dataclass
+class Answer:
+    """The answer to one question, with everything needed to see how it was reached."""
+
+    question: str
+    answer: str
+    termination: Termination
+    resolved: list[ResolvedFact]
+    unresolved: list[TripleList]
+    decomposition: DecompositionRecord
+    rounds: list[RoundTrace]
+    usage: dict[str, Any]  # Usage.to_dict(): per stage and "total"
+    timing: Timing
+    config: dict[str, Any]
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> Answer:
+        return Answer(
+            **{
+                **d,
+                "resolved": [ResolvedFact.from_dict(r) for r in d["resolved"]],
+                "decomposition": DecompositionRecord(**d["decomposition"]),
+                "rounds": [RoundTrace.from_dict(r) for r in d["rounds"]],
+                "timing": Timing(**d["timing"]),
+                "errors": list(d.get("errors", [])),
+            }
+        )

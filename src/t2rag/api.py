@@ -1,0 +1,91 @@
+"""The public entry point: open an index with an LLM, then ask questions."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from t2rag.answer import Answer
+from t2rag.config import QueryConfig, from_dict
+from t2rag.embed.base import Embedder
+from t2rag.index.builder import TripleIndex
+from t2rag.llm.base import LLM, parallelism
+from t2rag.llm.cache import CachedLLM, default_cache_dir
+from t2rag.llm.registry import DEFAULT_LLM, get_llm
+from t2rag.query.engine import answer_question
+from t2rag.query.retrieve import Retriever
+
+
+def _query_config(config: QueryConfig | dict[str, Any] | None) -> QueryConfig:
+    if config is None:
+        return QueryConfig()
+    return config if isinstance(config, QueryConfig) else from_dict(QueryConfig, config)
+
+
+class T2RAG:
+    """Question answering over one index. Safe to share between threads: ``ask_many`` runs
+    questions concurrently (LLM calls overlap; retrieval takes turns)."""
+
+    def __init__(self, index: TripleIndex, llm: LLM) -> None:
+        self.index = index
+        self.llm = llm
+        self.retriever = Retriever(index.store, index.embedder)
+
+    @classmethod
+    def open(
+        cls,
+        directory: str | Path,
+        *,
+        llm: str | LLM = DEFAULT_LLM,
+        embedder: Embedder | str | None = None,
+        cache: bool | str | Path = False,
+    ) -> T2RAG:
+        """Open the index at ``directory`` read-only. ``cache=True`` keeps LLM replies in
+        ``default_cache_dir()/llm-cache.sqlite``; a path puts the cache there instead."""
+        model = get_llm(llm) if isinstance(llm, str) else llm
+        if cache:
+            path = default_cache_dir() / "llm-cache.sqlite" if cache is True else Path(cache)
+            model = CachedLLM(model, path)
+        return cls(TripleIndex.open(directory, embedder=embedder), model)
+
+    def ask(self, question: str, config: QueryConfig | dict[str, Any] | None = None) -> Answer:
+        return answer_question(question, self.llm, self.retriever, _query_config(config))
+
+    def ask_many(
+        self,
+        questions: list[str],
+        config: QueryConfig | dict[str, Any] | None = None,
+        *,
+        concurrency: int | None = None,
+        on_answer: Callable[[int, Answer], None] | None = None,
+    ) -> list[Answer]:
+        """Answer ``questions`` in order, at most ``concurrency`` at a time (default: what the
+        LLM backend benefits from). ``on_answer(i, answer)`` is called as each one finishes,
+        one call at a time."""
+        cfg = _query_config(config)
+        workers = max(1, concurrency or parallelism(self.llm))
+        lock = threading.Lock()  # callbacks never run concurrently
+
+        def one(i: int) -> Answer:
+            answer = answer_question(questions[i], self.llm, self.retriever, cfg)
+            if on_answer is not None:
+                with lock:
+                    on_answer(i, answer)
+            return answer
+
+        if workers == 1:
+            return [one(i) for i in range(len(questions))]
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(one, range(len(questions))))
+
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> T2RAG:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,136 @@
+"""The benchmark's method table: the index they share, and each method built by name.
+
+``t2rag`` and its ablations go through the public API (``T2RAG.open(...).ask``) like any
+user; the chunk baselines read the same index's chunks and chunk vectors.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from t2rag.config import QueryConfig
+from t2rag.embed.base import Embedder
+from t2rag.eval.baselines import IRCoT, BM25Retriever, ChunkRAG, DenseRetriever, Method, NoRetrieval, Prediction
+from t2rag.index.builder import BuildProgress, TripleIndex
+from t2rag.index.corpus import Document
+from t2rag.index.store import Store
+from t2rag.llm.base import LLM
+from t2rag.types import Chunk, Usage
+
+T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
+    "t2rag": {},
+    "t2rag_single": {"rounds": 1},
+    "t2rag_nolookback": {"lookback": False},
+}
+METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
+K_READ = QueryConfig().k_chunks  # the paper's k = 5 chunks, for the baselines too
+IRCOT_ROUNDS = 3
+
+
+class T2RAGMethod:
+    """T2RAG through its public API; retrieved chunks are the rounds' chunks, in order."""
+
+    def __init__(self, name: str, engine: Any, store: Store, config: QueryConfig) -> None:
+        self.name = name
+        self.engine = engine
+        self.store = store
+        self.config = config
+
+    def predict(self, question: str) -> Prediction:
+        d = self.engine.ask(question, config=self.config).to_dict()
+        ids = list(dict.fromkeys(c["id"] for r in d.get("rounds", []) for c in r.get("chunks", [])))
+        found = self.store.get_chunks(ids)
+        chunks: list[Chunk] = [found[i] for i in ids if i in found]
+        extra = {
+            "termination": d.get("termination"),
+            "rounds": len(d.get("rounds", [])),
+            "resolved": [r.get("triple") for r in d.get("resolved", [])],
+            "unresolved": d.get("unresolved", []),
+        }
+        if d.get("errors"):
+            extra["pipeline_errors"] = d["errors"]
+        return Prediction(str(d.get("answer", "")), chunks, Usage.from_dict(d.get("usage") or {}), extra)
+
+
+def _progress_bar(enabled: bool) -> tuple[Any, Any]:
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, desc="index", unit="chunk", file=sys.stderr, disable=not enabled, dynamic_ncols=True)
+
+    def update(p: BuildProgress) -> None:
+        if bar.total != p.chunks_total:
+            bar.total = p.chunks_total
+        bar.update(p.chunks_done - bar.n)
+
+    return bar, update
+
+
+def build_index(
+    directory: Path,
+    docs: list[Document],
+    methods: list[str],
+    *,
+    llm: LLM,
+    embedder: Embedder,
+    openie_from: str | Path | None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Build or reuse the index the methods need; returns its cost (LLM usage, seconds).
+
+    OpenIE runs only when a T2RAG method is asked for; chunk vectors only for dense ones."""
+    from t2rag.index.importer import load_openie
+
+    t0 = time.perf_counter()
+    needs_triples = any(m in T2RAG_CONFIGS for m in methods)
+    imported = load_openie(openie_from) if openie_from and needs_triples else None
+    usage = Usage()
+    bar, update = _progress_bar(progress)
+    with bar, TripleIndex.create(directory, embedder=embedder) as ix:
+        report = ix.add(docs, llm=llm if needs_triples else None, imported=imported, usage=usage, progress=update)
+        chunk_vectors = ix.ensure_chunk_vectors() if {"standard", "ircot"} & set(methods) else 0
+        counts = ix.store.counts()
+    return {
+        "seconds": round(time.perf_counter() - t0, 3),
+        "new_chunks": report["new_chunks"],
+        "extracted": report["extracted"],
+        "failed": report["failed"],
+        "chunk_vectors_embedded": chunk_vectors,
+        "counts": counts,
+        "usage": usage.to_dict(),
+    }
+
+
+@contextmanager
+def make_methods(
+    names: list[str], *, llm: LLM, embedder: Embedder, index_dir: Path | None
+) -> Iterator[list[Method]]:
+    """Build each named method (in order) over the shared index; closes what it opened."""
+    with ExitStack() as stack:
+        ix = stack.enter_context(TripleIndex.open(index_dir, embedder=embedder)) if index_dir else None
+        built: dict[str, Method] = {}
+        for name in names:
+            built[name] = _make(name, llm, ix, stack)
+        yield [built[n] for n in names]
+
+
+def _make(name: str, llm: LLM, ix: TripleIndex | None, stack: ExitStack) -> Method:
+    if name == "nor":
+        return NoRetrieval(llm)
+    assert ix is not None, "chunk methods need an index"
+    if name == "bm25":
+        return ChunkRAG("bm25", BM25Retriever(list(ix.store.iter_chunks())), llm, k_read=K_READ)
+    if name == "standard":
+        return ChunkRAG("standard", DenseRetriever(ix.store, ix.embedder), llm, k_read=K_READ)
+    if name == "ircot":
+        return IRCoT(DenseRetriever(ix.store, ix.embedder), llm, k=K_READ, rounds=IRCOT_ROUNDS)
+    from t2rag.api import T2RAG
+
+    engine = T2RAG.open(ix.directory, llm=llm, embedder=ix.embedder)
+    if hasattr(engine, "close"):
+        stack.callback(engine.close)
+    return T2RAGMethod(name, engine, ix.store, QueryConfig(**T2RAG_CONFIGS[name]))

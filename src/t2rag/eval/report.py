@@ -1,0 +1,167 @@
+"""Turn run directories into metrics, a markdown report and PNG charts, for one run or several."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from t2rag.errors import InputError
+from t2rag.eval.metrics import RECALL_KS, summarize
+
+TABLE_COLUMNS = ("method", "n", "EM", "F1", "R@5", "LLM calls/q", "prompt tok/q", "completion tok/q", "s/q")
+EM_CHART = "em_per_method.png"
+COST_CHART = "em_vs_tokens.png"
+
+
+def load_predictions(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every method's prediction rows, in the order the run lists its methods."""
+    pred_dir = run_dir / "predictions"
+    if not pred_dir.is_dir():
+        raise InputError(f"{run_dir} is not a benchmark run directory (no predictions/)")
+    run = _read(run_dir / "run.json") or {}
+    files = {p.stem: p for p in sorted(pred_dir.glob("*.jsonl"))}
+    order = [m for m in run.get("methods", []) if m in files] + [m for m in files if m not in run.get("methods", [])]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in order:
+        lines = files[name].read_text("utf-8").splitlines()
+        rows: list[dict[str, Any]] = []
+        for line in lines:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue  # a torn last line from a killed run
+        out[name] = rows
+    return out
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text("utf-8")) if path.exists() else None
+
+
+def index_cost(run_dir: Path) -> dict[str, Any]:
+    """The index builds this run did (summed): seconds and LLM usage, apart from questions."""
+    builds = _read(run_dir / "index.json") or []
+    total = {"builds": len(builds), "seconds": 0.0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for b in builds:
+        t = (b.get("usage") or {}).get("total") or {}
+        total["seconds"] += float(b.get("seconds", 0.0))
+        total["llm_calls"] += int(t.get("calls", 0))
+        total["prompt_tokens"] += int(t.get("prompt_tokens", 0))
+        total["completion_tokens"] += int(t.get("completion_tokens", 0))
+    if builds:
+        total["counts"] = builds[-1].get("counts", {})
+    return total
+
+
+def compute_metrics(run_dir: Path) -> dict[str, Any]:
+    run_dir = Path(run_dir)
+    return {
+        "run": _read(run_dir / "run.json") or {},
+        "index": index_cost(run_dir),
+        "methods": {name: summarize(rows) for name, rows in load_predictions(run_dir).items()},
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}"
+
+
+def _num(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{x:,.{digits}f}"
+
+
+def _label(run_dir: Path, metrics: dict[str, Any]) -> str:
+    run = metrics.get("run", {})
+    return f"{run_dir.name} ({run.get('dataset', '?')}, {run.get('llm', '?')})"
+
+
+def main_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
+    multi = len(runs) > 1
+    head = (("run",) if multi else ()) + TABLE_COLUMNS
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, m in runs:
+        for name, s in m["methods"].items():
+            cells = [name, str(s["n"]), _pct(s["em"]), _pct(s["f1"]), _pct(s["recall@5"]),
+                     _num(s["llm_calls_per_q"], 2), _num(s["prompt_tokens_per_q"], 0),
+                     _num(s["completion_tokens_per_q"], 0), _num(s["seconds_per_q"], 2)]
+            lines.append("| " + " | ".join(([label] if multi else []) + cells) + " |")
+    return "\n".join(lines)
+
+
+def recall_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
+    head = ["run", "method", *(f"R@{k}" for k in RECALL_KS)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, m in runs:
+        for name, s in m["methods"].items():
+            if s.get("recall@1") is not None:
+                lines.append("| " + " | ".join([label, name, *(_pct(s[f"recall@{k}"]) for k in RECALL_KS)]) + " |")
+    return "\n".join(lines) if len(lines) > 2 else "(no method retrieved passages with gold labels)"
+
+
+def t2rag_table(runs: list[tuple[str, dict[str, Any]]]) -> str | None:
+    head = ["run", "method", "complete %", "EM complete", "F1 complete", "EM other", "F1 other"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, m in runs:
+        for name, s in m["methods"].items():
+            if "complete_share" in s:
+                cells = [_pct(s["complete_share"]), _pct(s["em_complete"]), _pct(s["f1_complete"]),
+                         _pct(s["em_incomplete"]), _pct(s["f1_incomplete"])]
+                lines.append("| " + " | ".join([label, name, *cells]) + " |")
+    return "\n".join(lines) if len(lines) > 2 else None
+
+
+def index_lines(runs: list[tuple[str, dict[str, Any]]]) -> str:
+    out = []
+    for label, m in runs:
+        ix = m["index"]
+        counts = ix.get("counts", {})
+        out.append(
+            f"- {label}: {ix['builds']} build(s), {ix['seconds']:.1f} s, {ix['llm_calls']} LLM calls, "
+            f"{ix['prompt_tokens']:,} prompt + {ix['completion_tokens']:,} completion tokens; "
+            f"{counts.get('chunks', 0):,} chunks, {counts.get('propositions', 0):,} propositions"
+        )
+    return "\n".join(out)
+
+
+def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str]) -> str:
+    parts = [
+        "# T2RAG benchmark report",
+        "",
+        "Runs: " + "; ".join(label for label, _ in runs),
+        "",
+        "EM, F1 and recall are percentages; costs are per question (index build cost below, apart).",
+        "",
+        main_table(runs),
+        "",
+        "## Retrieval recall of gold supporting passages",
+        "",
+        recall_table(runs),
+    ]
+    t2 = t2rag_table(runs)
+    if t2:
+        parts += ["", "## T2RAG: questions whose placeholders were all resolved", "", t2]
+    parts += ["", "## Index build cost", "", index_lines(runs)]
+    if charts:
+        parts += ["", "## Charts", "", *(f"![{c}]({c})" for c in charts)]
+    return "\n".join(parts) + "\n"
+
+
+def render_report(run_dirs: list[Path], out: Path | None = None) -> str:
+    """Recompute metrics from the runs' predictions and write ``report.md`` + charts to ``out``.
+
+    ``out`` defaults to the run directory for one run and to ``<first run>/../compare`` for
+    several. Returns the markdown."""
+    from t2rag.eval.charts import plot_em, plot_em_vs_tokens
+
+    dirs = [Path(d) for d in run_dirs]
+    if not dirs:
+        raise InputError("no run directories given")
+    runs = [(_label(d, m), m) for d, m in ((d, compute_metrics(d)) for d in dirs)]
+    target = Path(out) if out else (dirs[0] if len(dirs) == 1 else dirs[0].parent / "compare")
+    target.mkdir(parents=True, exist_ok=True)
+    plot_em(runs, target / EM_CHART)
+    plot_em_vs_tokens(runs, target / COST_CHART)
+    text = render_markdown(runs, [EM_CHART, COST_CHART])
+    (target / "report.md").write_text(text, encoding="utf-8")
+    return text

@@ -1,0 +1,187 @@
+"""Run a benchmark: build or reuse the index, answer every question with every method, resumably.
+
+A run directory holds ``run.json`` (what was run), ``index.json`` (index build cost, apart
+from the questions' cost), ``predictions/METHOD.jsonl`` (append-only, one fsynced line per
+answered question, so a killed run continues where it stopped), ``metrics.json``,
+``report.md`` and charts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from t2rag import __version__
+from t2rag.embed.base import Embedder
+from t2rag.embed.registry import get_embedder
+from t2rag.errors import ConfigError, ParseError
+from t2rag.eval.baselines import Method, Prediction
+from t2rag.eval.datasets import Sample, load_dataset_corpus, load_samples
+from t2rag.eval.methods import METHODS, build_index, make_methods
+from t2rag.eval.metrics import best_em, best_f1, recall_at_k
+from t2rag.llm.base import LLM
+from t2rag.llm.cache import CachedLLM
+from t2rag.llm.registry import get_llm
+
+LLMLike = str | LLM
+_CHECKED_KEYS = ("dataset", "llm", "embedder", "openie_from")
+
+
+def parse_methods(methods: str | Iterable[str]) -> list[str]:
+    names = [m.strip() for m in (methods.split(",") if isinstance(methods, str) else methods) if m.strip()]
+    unknown = [m for m in names if m not in METHODS]
+    if unknown or not names:
+        raise ConfigError(f"unknown method(s) {', '.join(unknown) or '(none)'}; choose from: {', '.join(METHODS)}")
+    return list(dict.fromkeys(names))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
+
+
+def make_llm(spec: LLMLike, cache: bool, cache_path: Path) -> LLM:
+    """The benchmark LLM: a spec or a ready object, behind the response cache unless disabled."""
+    llm = get_llm(spec) if isinstance(spec, str) else spec
+    return CachedLLM(llm, cache_path) if cache and not isinstance(llm, CachedLLM) else llm
+
+
+def _check_run_info(out_dir: Path, info: dict[str, Any]) -> None:
+    """Refuse to mix predictions from a different dataset, model or embedder in one run dir."""
+    path = out_dir / "run.json"
+    if path.exists():
+        old = json.loads(path.read_text("utf-8"))
+        diff = [k for k in _CHECKED_KEYS if old.get(k) != info.get(k)]
+        if diff:
+            raise ConfigError(
+                f"{out_dir} holds a run with a different {', '.join(diff)}; use another output directory"
+            )
+        info["methods"] = list(dict.fromkeys(old.get("methods", []) + info["methods"]))
+        info["started"] = old.get("started", info["started"])
+    path.write_text(json.dumps(info, indent=2), encoding="utf-8")
+
+
+def run_bench(
+    dataset: str,
+    data_dir: str | Path,
+    methods: str | Iterable[str],
+    llm_spec: LLMLike,
+    embedder_spec: str | Embedder,
+    openie_from: str | Path | None,
+    limit: int | None,
+    out_dir: str | Path,
+    index_dir: str | Path | None = None,
+    progress: bool = True,
+    *,
+    cache: bool = True,
+    cache_path: str | Path | None = None,
+) -> dict[str, Any]:
+    """Benchmark ``methods`` on ``dataset`` and write the run directory ``out_dir``.
+
+    The index is built at ``index_dir`` (default: ``OUT_DIR/../indexes/<dataset>-<embedder>-<llm>``)
+    or reused; LLM replies are cached in ``cache_path`` (default ``OUT_DIR/../llm-cache.sqlite``).
+    Returns the metrics written to ``metrics.json``."""
+    from t2rag.eval.report import compute_metrics, render_report
+
+    out = Path(out_dir)
+    (out / "predictions").mkdir(parents=True, exist_ok=True)
+    names = parse_methods(methods)
+    samples = load_samples(dataset, data_dir, limit)
+    llm = make_llm(llm_spec, cache, Path(cache_path) if cache_path else out.parent / "llm-cache.sqlite")
+    embedder = get_embedder(embedder_spec) if isinstance(embedder_spec, str) else embedder_spec
+    info: dict[str, Any] = {
+        "dataset": dataset, "data_dir": str(data_dir), "methods": names, "llm": llm.name,
+        "embedder": embedder.name, "openie_from": str(openie_from) if openie_from else None,
+        "limit": limit, "version": __version__, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    _check_run_info(out, info)
+    ix_dir = None
+    if any(n != "nor" for n in names):
+        ix_dir = Path(index_dir) if index_dir else out.parent / "indexes" / _slug(f"{dataset}-{embedder.name}-{llm.name}")
+        docs = load_dataset_corpus(dataset, data_dir)
+        build = build_index(ix_dir, docs, names, llm=llm, embedder=embedder, openie_from=openie_from, progress=progress)
+        _append_json_list(out / "index.json", {"index_dir": str(ix_dir), **build})
+    with make_methods(names, llm=llm, embedder=embedder, index_dir=ix_dir) as runnable:
+        for method in runnable:
+            run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress)
+    metrics = compute_metrics(out)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    render_report([out], out)
+    return metrics
+
+
+def _append_json_list(path: Path, item: dict[str, Any]) -> None:
+    items = json.loads(path.read_text("utf-8")) if path.exists() else []
+    items.append(item)
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+
+
+def answered_ids(path: Path) -> set[str]:
+    """Ids already in a predictions file; a torn last line (a kill mid-write) is cut off."""
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+        with path.open("r+b") as f:
+            f.truncate(keep)
+        data = data[:keep]
+    ids = set()
+    for line in data.decode("utf-8").splitlines():
+        if line.strip():
+            ids.add(str(json.loads(line)["id"]))
+    return ids
+
+
+def score(sample: Sample, pred: Prediction, seconds: float) -> dict[str, Any]:
+    """One predictions line: what the method said and how it scores against gold."""
+    row: dict[str, Any] = {
+        "id": sample.id,
+        "question": sample.question,
+        "answer": pred.answer,
+        "gold": sample.answers,
+        "em": best_em(pred.answer, sample.answers),
+        "f1": best_f1(pred.answer, sample.answers),
+        "usage": pred.usage.to_dict(),
+        "seconds": round(seconds, 4),
+        "retrieved_titles": [c.title for c in pred.retrieved],
+        "retrieved_ids": [c.id for c in pred.retrieved],
+        "recall": recall_at_k(sample.supporting, [(c.title, c.text) for c in pred.retrieved])
+        if pred.retrieves
+        else {},
+    }
+    row.update(pred.extra)
+    return row
+
+
+def _predict(method: Method, question: str) -> Prediction:
+    try:
+        return method.predict(question)
+    except ParseError as e:
+        # One unparseable reply costs one question, not the run; a dead backend still stops it.
+        return Prediction("", extra={"error": str(e)}, retrieves=False)
+
+
+def run_method(method: Method, samples: list[Sample], path: Path, *, progress: bool = True) -> int:
+    """Answer the samples not yet in ``path``; returns how many were answered now."""
+    from tqdm import tqdm
+
+    done = answered_ids(path)
+    todo = [s for s in samples if s.id not in done]
+    bar = tqdm(total=len(samples), initial=len(samples) - len(todo), desc=method.name, unit="q",
+               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    with bar, path.open("a", encoding="utf-8") as f:
+        for sample in todo:
+            t0 = time.perf_counter()
+            pred = _predict(method, sample.question)
+            row = score(sample, pred, time.perf_counter() - t0)
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+            bar.update(1)
+    return len(todo)

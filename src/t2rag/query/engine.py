@@ -1,0 +1,162 @@
+"""The online algorithm: decompose; loop {retrieve, resolve, update}; synthesize.
+
+Termination (``stop_reason``) is checked before every round, in this order:
+
+* ``complete``   -- nothing is pending: every query triple is resolved. This is the only
+  natural completion; synthesis then sees the resolved triples alone.
+* ``early_stop`` -- no further progress is possible: no triple became searchable in the last
+  round (``to_search`` is empty) and no fuzzy triple is left, so the searchable triples that
+  remain were already searched and stayed unresolved. Also when a question-fallback round
+  (fuzzy triples only) bound nothing: the next round would send the same request again.
+* ``max_rounds`` -- N rounds ran and work remained that another round could have done.
+
+So after the last round a state with nothing left to search reports ``early_stop``, not
+``max_rounds``: ``max_rounds`` means the budget, not the evidence, ended the query. After a
+stop other than ``complete``, synthesis also sees the unresolved triples and (when
+``QueryConfig.synth_chunks``) the last round's chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from t2rag.answer import Answer, DecompositionRecord, RoundTrace, Termination, Timing
+from t2rag.config import QueryConfig, to_dict
+from t2rag.index.store import PropositionHit
+from t2rag.llm.base import LLM
+from t2rag.query.decompose import Decomposition, decompose
+from t2rag.query.resolve import Resolution, resolve
+from t2rag.query.retrieve import Evidence, Retriever
+from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial_state
+from t2rag.query.synthesize import Synthesis, synthesize
+from t2rag.query.trace import resolved_facts, round_trace, triples
+from t2rag.types import Chunk, Usage
+
+
+def answer_question(question: str, llm: LLM, retriever: Retriever, config: QueryConfig | None = None) -> Answer:
+    """Answer one question with T2RAG's triple-driven rounds."""
+    run = Run(question, llm, retriever, config or QueryConfig())
+    state = initial_state(run.decompose().triples)
+    reason = stop_reason(state, 0, run.config.rounds)
+    while reason is None:
+        mode, searched, queries = search_plan(state, question)
+        evidence = run.retrieve(queries)
+        resolution = run.resolve(state, evidence)
+        updated = apply_bindings(state, resolution.bindings, run.round_no)
+        run.record(mode, searched, state, updated, evidence, resolution)
+        stalled = mode == "question" and len(updated.bindings) == len(state.bindings)
+        state = updated
+        reason = stop_reason(state, run.round_no, run.config.rounds, stalled=stalled)
+    return run.finish(state, reason, run.synthesize(state, natural=reason == "complete"))
+
+
+def stop_reason(state: QueryState, rounds_done: int, max_rounds: int, *, stalled: bool = False) -> Termination | None:
+    """Why to stop now, or None to run another round (see the module docstring)."""
+    if state.complete:
+        return "complete"
+    if (not state.to_search and not state.fuzzy) or stalled:
+        return "early_stop"
+    if rounds_done >= max_rounds:
+        return "max_rounds"
+    return None
+
+
+def search_plan(state: QueryState, question: str) -> tuple[str, tuple[TrackedTriple, ...], list[str]]:
+    """(mode, triples searched, query texts) for the next round: the newly searchable triples,
+    or -- when none are new but fuzzy ones remain -- the question itself (the paper's fallback)."""
+    queries = list(dict.fromkeys(q for t in state.to_search if (q := t.current.query_text())))
+    if queries:
+        return "triples", state.to_search, queries
+    return "question", (), [" ".join(question.split())]
+
+
+@dataclass
+class Run:
+    """One query's context and records: the stages it calls, the usage and time they take."""
+
+    question: str
+    llm: LLM
+    retriever: Retriever
+    config: QueryConfig
+    usage: Usage = field(default_factory=Usage)
+    round_no: int = 0
+    llm_s: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+    decomposition: Decomposition | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+    rounds: list[RoundTrace] = field(default_factory=list)
+
+    @contextmanager
+    def _llm_time(self) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.llm_s += time.perf_counter() - t0
+
+    def decompose(self) -> Decomposition:
+        with self._llm_time():
+            self.decomposition = decompose(self.llm, self.question, usage=self.usage,
+                                           max_tokens=self.config.max_tokens)
+        return self.decomposition
+
+    def retrieve(self, queries: list[str]) -> Evidence:
+        self.round_no += 1
+        ev = self.retriever.retrieve(queries, k_chunks=self.config.k_chunks, top_m=self.config.top_m)
+        self.evidence.append(ev)
+        return ev
+
+    def resolve(self, state: QueryState, evidence: Evidence) -> Resolution:
+        with self._llm_time():
+            return resolve(self.llm, self.question, state, evidence, round_no=self.round_no,
+                           lookback=self.config.lookback, usage=self.usage, max_tokens=self.config.max_tokens)
+
+    def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
+               evidence: Evidence, resolution: Resolution) -> None:
+        self.rounds.append(round_trace(self.round_no, mode, searched, before, after, evidence, resolution))
+
+    def synthesize(self, state: QueryState, *, natural: bool) -> Synthesis:
+        chunks = self.evidence[-1].chunks if self.evidence and self.config.synth_chunks and not natural else ()
+        with self._llm_time():
+            return synthesize(self.llm, self.question, state, natural=natural, chunks=chunks,
+                              usage=self.usage, max_tokens=self.config.max_tokens)
+
+    def finish(self, state: QueryState, reason: Termination, synthesis: Synthesis) -> Answer:
+        props: dict[str, PropositionHit] = {}
+        chunks: dict[str, Chunk] = {}
+        for ev in self.evidence:
+            props.update({p.id: p for p in ev.propositions if p.id not in props})
+            chunks.update({c.id: c for c in ev.chunks})
+        missing = {c for t in state.resolved for c in t.support.chunks} - chunks.keys()
+        if missing:
+            chunks.update(self.retriever.chunks(missing))
+        return Answer(
+            question=self.question,
+            answer=synthesis.answer,
+            termination=reason,
+            resolved=resolved_facts(state, props, chunks),
+            unresolved=triples(state.searchable + state.fuzzy),
+            decomposition=self._decomposition_record(),
+            rounds=self.rounds,
+            usage=self.usage.to_dict(),
+            timing=self._timing(),
+            config=to_dict(self.config),
+            errors=self._errors(synthesis),
+        )
+
+    def _decomposition_record(self) -> DecompositionRecord:
+        d = self.decomposition
+        assert d is not None
+        return DecompositionRecord([t.as_list() for t in d.triples], d.fallback, d.error)
+
+    def _timing(self) -> Timing:
+        total = time.perf_counter() - self.started
+        return Timing(round(total, 6), round(self.llm_s, 6), round(max(total - self.llm_s, 0.0), 6))
+
+    def _errors(self, synthesis: Synthesis) -> list[str]:
+        errors = [f"decompose: {self.decomposition.error}"] if self.decomposition and self.decomposition.error else []
+        errors += [e for r in self.rounds for e in r.errors]
+        return errors + ([synthesis.error] if synthesis.error else [])

@@ -1,0 +1,155 @@
+"""Resolution: one LLM call per round fills placeholders from the retrieved evidence, validated."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from t2rag.errors import ParseError
+from t2rag.llm.base import LLM
+from t2rag.llm.structured import ask_json
+from t2rag.prompts import load
+from t2rag.query.retrieve import Evidence
+from t2rag.query.state import Binding, QueryState, Support, TrackedTriple, canonical, is_placeholder
+from t2rag.types import Chunk, Message, Usage
+
+PROMPT = "resolve"
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "bindings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "placeholder": {"type": "string"},
+                    "value": {"type": "string"},
+                    "evidence": {"type": "array", "items": {"type": "integer"}},
+                },
+                "required": ["placeholder", "value", "evidence"],
+            },
+        }
+    },
+    "required": ["bindings"],
+}
+
+# Values a model writes when it has none; a binding to one of these is no binding.
+NON_VALUES = frozenset({"unknown", "none", "n/a", "na", "null", "not found", "not given", "not mentioned", "?"})
+
+
+@dataclass(frozen=True)
+class Dropped:
+    entry: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What one resolution call produced: valid bindings, dropped entries, or an error."""
+
+    bindings: tuple[Binding, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
+    error: str | None = None
+
+
+def format_triples(triples: Sequence[TrackedTriple], note_fuzzy: bool = False) -> str:
+    lines = []
+    for t in triples:
+        extra = "  (needs the other unknowns first)" if note_fuzzy and t.current.kind == "fuzzy" else ""
+        lines.append(f"- {t.current}{extra}")
+    return "\n".join(lines) or "(none)"
+
+
+def format_passages(chunks: Sequence[Chunk]) -> str:
+    return "\n\n".join(f"(P{i}) {c.passage}" for i, c in enumerate(chunks, 1))
+
+
+def render(question: str, state: QueryState, evidence: Evidence, lookback: bool) -> list[Message]:
+    """The resolve prompt; without look-back the source passages are left out entirely."""
+    props = "\n".join(f"[{i}] {p.text}" for i, p in enumerate(evidence.propositions, 1))
+    passages = ""
+    if lookback and evidence.chunks:
+        passages = "\nSource passages of the retrieved facts:\n" + format_passages(evidence.chunks) + "\n"
+    return load(PROMPT).render(
+        question=question.strip(),
+        facts=format_triples(state.resolved),
+        open=format_triples(state.searchable + state.fuzzy, note_fuzzy=True),
+        propositions=props or "(none)",
+        passages=passages,
+    )
+
+
+def _entries(data: Any) -> list[Any]:
+    """The shape check worth a re-ask: a 'bindings' list (a bare list is accepted)."""
+    items = data.get("bindings") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ValueError("expected a 'bindings' list")
+    return items
+
+
+def _check(entry: Any, open_names: set[str], seen: set[str]) -> tuple[str, str] | str:
+    """(placeholder, value) for a valid entry, else the reason it is dropped."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    name, value = entry.get("placeholder"), entry.get("value")
+    if not isinstance(name, str) or not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        return "placeholder or value missing"
+    name = canonical(name if name.strip().startswith("?") else "?" + name.strip())
+    value = " ".join(str(value).split())
+    if name not in open_names:
+        return f"{name} is not an open placeholder"
+    if name in seen:
+        return f"{name} bound twice"
+    if not value or is_placeholder(value) or value.lower().strip(".") in NON_VALUES:
+        return "empty value"
+    return name, value
+
+
+def _support(entry: dict[str, Any], evidence: Evidence) -> Support:
+    refs = entry.get("evidence")
+    nums = refs if isinstance(refs, list) else [refs]
+    props = [
+        evidence.propositions[n - 1]
+        for n in nums
+        if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(evidence.propositions)
+    ]
+    return Support(
+        tuple(dict.fromkeys(p.id for p in props)),
+        tuple(dict.fromkeys(c for p in props for c in p.chunk_ids)),
+    )
+
+
+def validate(entries: list[Any], state: QueryState, evidence: Evidence, round_no: int) -> Resolution:
+    """Keep bindings of open placeholders to real values; drop (and say why) the rest."""
+    open_names = state.open_placeholders()
+    bindings: list[Binding] = []
+    dropped: list[Dropped] = []
+    for entry in entries:
+        checked = _check(entry, open_names, {b.placeholder for b in bindings})
+        if isinstance(checked, str):
+            dropped.append(Dropped(entry, checked))
+            continue
+        bindings.append(Binding(checked[0], checked[1], _support(entry, evidence), round_no))
+    return Resolution(tuple(bindings), tuple(dropped))
+
+
+def resolve(
+    llm: LLM,
+    question: str,
+    state: QueryState,
+    evidence: Evidence,
+    *,
+    round_no: int,
+    lookback: bool = True,
+    usage: Usage | None = None,
+    max_tokens: int = 512,
+) -> Resolution:
+    """One resolution call; an unusable reply (after one re-ask) binds nothing this round."""
+    messages = render(question, state, evidence, lookback)
+    try:
+        entries, _ = ask_json(llm, messages, SCHEMA, _entries, stage="resolve", usage=usage, max_tokens=max_tokens)
+    except ParseError as e:
+        return Resolution(error=f"resolve: {e}")
+    return validate(entries, state, evidence, round_no)

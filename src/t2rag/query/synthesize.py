@@ -1,0 +1,77 @@
+"""Synthesis: one LLM call writes the short final answer from the resolved triples."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from t2rag.errors import ParseError
+from t2rag.llm.base import LLM
+from t2rag.llm.structured import ask_json
+from t2rag.prompts import load
+from t2rag.query.resolve import format_passages, format_triples
+from t2rag.query.state import QueryState
+from t2rag.types import Chunk, Message, Usage
+
+PROMPT = "answer"
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+}
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    answer: str
+    error: str | None = None
+
+
+def render(question: str, state: QueryState, *, natural: bool, chunks: Sequence[Chunk]) -> list[Message]:
+    """After natural completion only the resolved triples; after a stop, what is left too."""
+    extra = ""
+    if not natural:
+        pending = state.searchable + state.fuzzy
+        if pending:
+            extra += "\nStill unresolved:\n" + format_triples(pending) + "\n"
+        if chunks:
+            extra += "\nPassages:\n" + format_passages(chunks) + "\n"
+    return load(PROMPT).render(question=question.strip(), facts=format_triples(state.resolved), extra=extra)
+
+
+def _answer(data: Any) -> str:
+    value = data.get("answer") if isinstance(data, dict) else None
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise ValueError("expected {'answer': text}")
+    return " ".join(str(value).split())
+
+
+def one_line(text: str) -> str:
+    """Raw model text as an answer: the first non-empty line, without quotes around it."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip().strip('"').strip()
+    return ""
+
+
+def synthesize(
+    llm: LLM,
+    question: str,
+    state: QueryState,
+    *,
+    natural: bool,
+    chunks: Sequence[Chunk] = (),
+    usage: Usage | None = None,
+    max_tokens: int = 512,
+) -> Synthesis:
+    """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask)."""
+    messages = render(question, state, natural=natural, chunks=chunks)
+    try:
+        answer, _ = ask_json(
+            llm, messages, SCHEMA, _answer, stage="answer", usage=usage, max_tokens=max_tokens, reask=False
+        )
+    except ParseError as e:
+        return Synthesis(one_line(e.raw), error=f"answer: {e}")
+    return Synthesis(answer)

@@ -1,0 +1,81 @@
+"""The command line: exit codes, one-line errors, index/inspect/delete round trip."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from t2rag.cli import main
+from t2rag.types import Chunk
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    docs = [{"title": "Alpha", "text": "Alpha is a town in Borduria."}, {"title": "Beta", "text": "Beta flows."}]
+    (tmp_path / "corpus.json").write_text(json.dumps(docs))
+    openie = {"docs": [
+        {"idx": Chunk.make("Alpha", docs[0]["text"]).id, "passage": "Alpha\n" + docs[0]["text"],
+         "extracted_entities": ["Alpha", "Borduria"], "extracted_triples": [["Alpha", "is a town in", "Borduria"]]},
+        {"idx": Chunk.make("Beta", "Beta flows.").id, "passage": "Beta\nBeta flows.",
+         "extracted_entities": ["Beta"], "extracted_triples": [["Beta", "is", "river"]]},
+    ]}
+    (tmp_path / "openie.json").write_text(json.dumps(openie))
+    return tmp_path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_index_inspect_delete(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ix = str(corpus / "ix")
+    code, out, _ = run(["index", str(corpus / "corpus.json"), "--index", ix, "--embedder", "hashing",
+                        "--openie-from", str(corpus / "openie.json"), "--llm", "none", "-q"], capsys)
+    assert code == 0 and "2 new chunks" in out and "2 triples" in out
+    code, out, _ = run(["inspect", ix], capsys)
+    assert code == 0 and "(Alpha | is a town in | Borduria)" in out and "hashing:256" in out
+    code, out, _ = run(["inspect", ix, "--json"], capsys)
+    assert json.loads(out)["counts"]["propositions"] == 2
+    code, out, _ = run(["delete", ix, "--doc", "Alpha"], capsys)
+    assert code == 0 and "deleted 1 documents (1 chunks, 1 propositions)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["inspect", "{tmp}/missing"], "no T2RAG index"),
+        (["index", "{tmp}/nope.json", "--index", "{tmp}/ix"], "corpus not found"),
+        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--llm", "gpt5"], "unknown LLM 'gpt5'"),
+        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--embedder", "bogus"], "unknown embedder"),
+        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--openie-from", "{tmp}/corpus.json",
+          "--llm", "none"], "'docs' list"),
+        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--chunk-size", "2"], "bad chunk config"),
+    ],
+)
+def test_user_errors_exit_1_with_one_line(
+    corpus: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = run([a.replace("{tmp}", str(corpus)) for a in argv], capsys)
+    assert code == 1
+    lines = [line for line in err.splitlines() if line.startswith("t2rag:")]
+    assert len(lines) == 1 and message in lines[0], err
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["index"])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main(["frobnicate"])
+    assert e.value.code == 2
+
+
+def test_console_script_help() -> None:
+    r = subprocess.run([sys.executable, "-m", "t2rag.cli", "--help"], capture_output=True, text=True, check=True)
+    assert "index" in r.stdout and "inspect" in r.stdout
