@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from fake_openai import Canned, FakeState, fake_openai
 
+from fake_openai import Canned, FakeState, fake_openai
 from t2rag.errors import BackendError, ConfigError, ModelAssetError
 from t2rag.llm import models
 from t2rag.llm.base import LLM, parallelism
@@ -25,7 +25,7 @@ SECRET = "sk-test-DO-NOT-LEAK-1234"
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 ASK = [
     {"role": "system", "content": "You answer in JSON."},
-    {"role": "user", "content": "What is the capital of France? Reply as {\"city\": ...}."},
+    {"role": "user", "content": 'What is the capital of France? Reply as {"city": ...}.'},
 ]
 
 
@@ -316,7 +316,9 @@ def test_local_schema_is_enforced(local_small: LLM) -> None:
         "required": ["code"],
         "additionalProperties": False,
     }
-    c = local_small.complete([{"role": "user", "content": "Write a haiku about the sea."}], schema=schema, max_tokens=16)
+    c = local_small.complete(
+        [{"role": "user", "content": "Write a haiku about the sea."}], schema=schema, max_tokens=64
+    )
     assert c.parsed in ({"code": 7}, {"code": 9})
 
 

@@ -122,8 +122,10 @@ class JSONClient:
             response: httpx.Response | None = None
             try:
                 response = self._client.post(url, json=payload)
-            except httpx.TransportError as e:
+            except httpx.TransportError as e:  # connection refused/reset, timeouts: worth retrying
                 last = f"{type(e).__name__}: {_short(str(e), 120)}"
+            except httpx.HTTPError as e:
+                raise BackendError(f"POST {url} failed: {type(e).__name__}: {_short(str(e), 120)}") from None
             else:
                 if response.status_code < 400:
                     return self._json(response, url)

@@ -41,9 +41,7 @@ def _tokenizer(max_length: int) -> Any:
     vocab = {token: i for i, token in enumerate(text.splitlines())}
     # BERT uncased semantics as in the model's tokenizer_config: lowercase, strip accents
     # (strip_accents=None follows lowercase), split CJK characters, clean control chars.
-    tok = BertWordPieceTokenizer(
-        vocab, clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
-    )
+    tok = BertWordPieceTokenizer(vocab, clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)
     tok.enable_truncation(max_length)
     tok.no_padding()
     return tok
@@ -61,7 +59,9 @@ class MiniLMEmbedder:
 
     def __init__(self, *, batch_size: int = 64, max_length: int = 256, threads: int | None = None) -> None:
         if batch_size < 1 or not 2 <= max_length <= 512:
-            raise ConfigError(f"minilm needs batch_size >= 1 and 2 <= max_length <= 512 (got {batch_size}, {max_length})")
+            raise ConfigError(
+                f"minilm needs batch_size >= 1 and 2 <= max_length <= 512 (got {batch_size}, {max_length})"
+            )
         import onnxruntime as ort
 
         self.batch_size = batch_size

@@ -39,7 +39,9 @@ class SentenceTransformerEmbedder:
         try:
             self._model: Any = SentenceTransformer(_model_location(path_or_name), device=device)
         except OSError as e:
-            raise ConfigError(f"cannot load sentence-transformers model {path_or_name!r}: {' '.join(str(e).split())[:200]}") from None
+            raise ConfigError(
+                f"cannot load sentence-transformers model {path_or_name!r}: {' '.join(str(e).split())[:200]}"
+            ) from None
         dim = self._model.get_sentence_embedding_dimension()
         if not dim:
             raise ConfigError(f"sentence-transformers model {path_or_name!r} does not state its dimension")

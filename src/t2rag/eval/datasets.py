@@ -173,12 +173,17 @@ def load_samples(name: str, data_dir: str | Path, limit: int | None = None) -> l
     if not isinstance(records, list) or not records:
         raise InputError(f"{path}: expected a non-empty JSON list of questions")
     loader = pick_loader(name, records[0])
-    samples = []
+    samples: list[Sample] = []
+    seen: set[str] = set()
     for i, rec in enumerate(records[:limit] if limit else records):
         try:
-            samples.append(loader(rec, i))
+            s = loader(rec, i)
         except (KeyError, TypeError, ValueError) as e:
             raise InputError(f"{path}: record {i} is malformed ({e!r})") from None
+        if s.id in seen:  # ids key resumable runs, so they must be unique
+            s = Sample(f"{s.id}#{i}", s.question, s.answers, s.supporting)
+        seen.add(s.id)
+        samples.append(s)
     return samples
 
 

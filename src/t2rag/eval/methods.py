@@ -15,19 +15,16 @@ from typing import Any
 
 from t2rag.config import QueryConfig
 from t2rag.embed.base import Embedder
-from t2rag.eval.baselines import IRCoT, BM25Retriever, ChunkRAG, DenseRetriever, Method, NoRetrieval, Prediction
+from t2rag.eval import METHODS, T2RAG_CONFIGS
+from t2rag.eval.baselines import BM25Retriever, ChunkRAG, DenseRetriever, IRCoT, Method, NoRetrieval, Prediction
 from t2rag.index.builder import BuildProgress, TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.store import Store
 from t2rag.llm.base import LLM
 from t2rag.types import Chunk, Usage
 
-T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
-    "t2rag": {},
-    "t2rag_single": {"rounds": 1},
-    "t2rag_nolookback": {"lookback": False},
-}
-METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
+__all__ = ["METHODS", "T2RAG_CONFIGS", "T2RAGMethod", "build_index", "make_methods"]
+
 K_READ = QueryConfig().k_chunks  # the paper's k = 5 chunks, for the baselines too
 IRCOT_ROUNDS = 3
 

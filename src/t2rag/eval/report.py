@@ -111,6 +111,14 @@ def t2rag_table(runs: list[tuple[str, dict[str, Any]]]) -> str | None:
     return "\n".join(lines) if len(lines) > 2 else None
 
 
+def cache_note(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Cached replies keep their token counts but take no time, so seconds understate cost."""
+    hits = [f"{name} {s['cache_hits']}" for _, m in runs for name, s in m["methods"].items() if s["cache_hits"]]
+    if not hits:
+        return []
+    return ["", "LLM replies served from the response cache (tokens counted, seconds not): " + ", ".join(hits)]
+
+
 def index_lines(runs: list[tuple[str, dict[str, Any]]]) -> str:
     out = []
     for label, m in runs:
@@ -133,6 +141,7 @@ def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str]) -
         "EM, F1 and recall are percentages; costs are per question (index build cost below, apart).",
         "",
         main_table(runs),
+        *cache_note(runs),
         "",
         "## Retrieval recall of gold supporting passages",
         "",

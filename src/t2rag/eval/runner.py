@@ -94,18 +94,16 @@ def run_bench(
     samples = load_samples(dataset, data_dir, limit)
     llm = make_llm(llm_spec, cache, Path(cache_path) if cache_path else out.parent / "llm-cache.sqlite")
     embedder = get_embedder(embedder_spec) if isinstance(embedder_spec, str) else embedder_spec
-    info: dict[str, Any] = {
+    _check_run_info(out, {
         "dataset": dataset, "data_dir": str(data_dir), "methods": names, "llm": llm.name,
         "embedder": embedder.name, "openie_from": str(openie_from) if openie_from else None,
         "limit": limit, "version": __version__, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    _check_run_info(out, info)
+    })
     ix_dir = None
     if any(n != "nor" for n in names):
-        ix_dir = Path(index_dir) if index_dir else out.parent / "indexes" / _slug(f"{dataset}-{embedder.name}-{llm.name}")
-        docs = load_dataset_corpus(dataset, data_dir)
-        build = build_index(ix_dir, docs, names, llm=llm, embedder=embedder, openie_from=openie_from, progress=progress)
-        _append_json_list(out / "index.json", {"index_dir": str(ix_dir), **build})
+        default = out.parent / "indexes" / _slug(f"{dataset}-{embedder.name}-{llm.name}")
+        ix_dir = Path(index_dir) if index_dir else default
+        _prepare_index(ix_dir, out, dataset, data_dir, names, llm, embedder, openie_from, progress)
     with make_methods(names, llm=llm, embedder=embedder, index_dir=ix_dir) as runnable:
         for method in runnable:
             run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress)
@@ -113,6 +111,16 @@ def run_bench(
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
     render_report([out], out)
     return metrics
+
+
+def _prepare_index(
+    ix_dir: Path, out: Path, dataset: str, data_dir: str | Path, names: list[str],
+    llm: LLM, embedder: Embedder, openie_from: str | Path | None, progress: bool,
+) -> None:
+    """Build or reuse the index; its cost goes to ``index.json``, apart from the questions'."""
+    docs = load_dataset_corpus(dataset, data_dir)
+    build = build_index(ix_dir, docs, names, llm=llm, embedder=embedder, openie_from=openie_from, progress=progress)
+    _append_json_list(out / "index.json", {"index_dir": str(ix_dir), **build})
 
 
 def _append_json_list(path: Path, item: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ class LocalLLM:
         n_threads: int | None = None,
         n_parallel: int = 1,
         seed: int = 0,
+        cache_ram_mib: int = 1024,
         verbose: bool = False,
     ) -> None:
         try:
@@ -57,6 +58,8 @@ class LocalLLM:
         params.cpuparams_batch.n_threads = threads
         params.sampling.seed = seed
         params.cache_prompt = True
+        # Host-RAM store of evicted slot prompts (llama.cpp's default is 8 GiB); keep it modest.
+        params.cache_ram_mib = cache_ram_mib
         params.warmup = False
         # -1 silences llama.cpp entirely (its default of 3 logs every load and request).
         params.verbosity = 3 if verbose else -1

@@ -57,7 +57,7 @@ class Resolution:
 def format_triples(triples: Sequence[TrackedTriple], note_fuzzy: bool = False) -> str:
     lines = []
     for t in triples:
-        extra = "  (needs the other unknowns first)" if note_fuzzy and t.current.kind == "fuzzy" else ""
+        extra = "  (several unknowns)" if note_fuzzy and t.current.kind == "fuzzy" else ""
         lines.append(f"- {t.current}{extra}")
     return "\n".join(lines) or "(none)"
 
@@ -76,6 +76,7 @@ def render(question: str, state: QueryState, evidence: Evidence, lookback: bool)
         question=question.strip(),
         facts=format_triples(state.resolved),
         open=format_triples(state.searchable + state.fuzzy, note_fuzzy=True),
+        names=", ".join(sorted(state.open_placeholders())) or "(none)",
         propositions=props or "(none)",
         passages=passages,
     )
