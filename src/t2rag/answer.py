@@ -126,7 +126,9 @@ class Answer:
     usage: dict[str, Any]  # Usage.to_dict(): per stage and "total"
     timing: Timing
     config: dict[str, Any]
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # every stage's recovered failure, in order
+    model: str = ""  # the LLM's name
+    prompts: dict[str, str] = field(default_factory=dict)  # prompt name -> hash
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

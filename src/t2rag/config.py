@@ -81,13 +81,11 @@ class IndexConfig:
     @staticmethod
     def from_dict(data: dict[str, Any] | None) -> IndexConfig:
         data = dict(data or {})
-        parts = {
-            "chunk": from_dict(ChunkConfig, data.pop("chunk", None)),
-            "openie": from_dict(OpenIEConfig, data.pop("openie", None)),
-            "store": from_dict(StoreConfig, data.pop("store", None)),
-        }
+        chunk = from_dict(ChunkConfig, data.pop("chunk", None))
+        openie = from_dict(OpenIEConfig, data.pop("openie", None))
+        store = from_dict(StoreConfig, data.pop("store", None))
         base = from_dict(IndexConfig, data)
-        return dataclasses.replace(base, **parts)
+        return dataclasses.replace(base, chunk=chunk, openie=openie, store=store)
 
 
 @dataclass(frozen=True)

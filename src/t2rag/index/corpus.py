@@ -57,11 +57,11 @@ def load_corpus(path: str | Path) -> list[Document]:
             if line.strip():
                 try:
                     records.append(json.loads(line))
-                except ValueError as e:
+                except json.JSONDecodeError as e:
                     raise InputError(f"{p}:{n}: invalid JSON ({e.msg})") from None
         return _from_records(records, str(p))
     try:
         data = json.loads(raw)
-    except ValueError as e:
-        raise InputError(f"{p}: invalid JSON at line {getattr(e, 'lineno', '?')} ({getattr(e, 'msg', e)})") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{p}: invalid JSON at line {e.lineno} ({e.msg})") from None
     return _from_records(data, str(p))

@@ -338,7 +338,7 @@ class Store:
     def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         if self._chunk_index is None:
             ids, vecs = self._all_vectors("SELECT chunk_id, vector FROM chunk_vectors ORDER BY rowid")
-            flat = faiss.IndexFlatIP(self.dim)
+            flat: faiss.Index = faiss.IndexFlatIP(self.dim)
             if len(ids):
                 flat.add(vecs)
             self._chunk_index = (flat, ids)

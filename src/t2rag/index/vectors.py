@@ -32,9 +32,8 @@ def make_index(cfg: StoreConfig, dim: int, n_hint: int) -> faiss.Index:
 
 def build_index(cfg: StoreConfig, dim: int, ids: np.ndarray, vectors: np.ndarray) -> faiss.Index:
     index = make_index(cfg, dim, len(ids))
-    if cfg.index_type == "ivf":
-        nlist = index.nlist
-        if len(vectors) < nlist:  # too few points to train: fall back to exact search
+    if isinstance(index, faiss.IndexIVF):
+        if len(vectors) < index.nlist:  # too few points to train: fall back to exact search
             index = make_index(StoreConfig(index_type="flat"), dim, len(ids))
         else:
             index.train(vectors)

@@ -27,6 +27,7 @@ from t2rag.answer import Answer, DecompositionRecord, RoundTrace, Termination, T
 from t2rag.config import QueryConfig, to_dict
 from t2rag.index.store import PropositionHit
 from t2rag.llm.base import LLM
+from t2rag.prompts import prompt_hashes
 from t2rag.query.decompose import Decomposition, decompose
 from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
@@ -34,6 +35,8 @@ from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial
 from t2rag.query.synthesize import Synthesis, synthesize
 from t2rag.query.trace import resolved_facts, round_trace, triples
 from t2rag.types import Chunk, Usage
+
+PROMPTS = ["decompose", "resolve", "answer"]
 
 
 def answer_question(question: str, llm: LLM, retriever: Retriever, config: QueryConfig | None = None) -> Answer:
@@ -145,6 +148,8 @@ class Run:
             timing=self._timing(),
             config=to_dict(self.config),
             errors=self._errors(synthesis),
+            model=getattr(self.llm, "name", ""),
+            prompts=prompt_hashes(PROMPTS),
         )
 
     def _decomposition_record(self) -> DecompositionRecord:
