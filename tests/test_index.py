@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import openie_llm
 
+from conftest import openie_llm
 from t2rag.config import ChunkConfig, IndexConfig, OpenIEConfig, StoreConfig
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import IndexLockedError, IndexMismatchError, IndexNotFoundError, InputError

@@ -13,6 +13,7 @@ import pytest
 from t2rag.answer import Answer
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
+from t2rag.errors import ConfigError
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
@@ -231,6 +232,12 @@ def test_answer_json_round_trip(index_dir: Path) -> None:
     assert Answer.from_dict(data) == a
     assert data["timing"]["total_s"] >= data["timing"]["llm_s"] >= 0
     assert data["config"]["rounds"] == 2
+    assert data["model"] == "scripted" and set(data["prompts"]) == {"decompose", "resolve", "answer"}
+
+
+def test_unknown_config_key_is_a_config_error(index_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown QueryConfig key"):
+        ask(index_dir, scripted(TWO_HOP), roundz=2)
 
 
 def test_ask_many_keeps_order_and_reports(index_dir: Path) -> None:

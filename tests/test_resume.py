@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 
 from conftest import openie_llm
-from test_index import _state
-
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.index import Document, TripleIndex
+from test_index import _state
 
 N_DOCS = 40
 

@@ -1,0 +1,209 @@
+"""The ``ask`` and ``demo`` commands: answer questions and show why, with cost."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from t2rag.answer import Answer
+from t2rag.errors import InputError, T2RAGError
+
+
+def _query_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rounds", type=int, default=3, help="maximum resolution rounds N (3)")
+    p.add_argument("--k", type=int, default=5, dest="k_chunks", help="unique source chunks per retrieval (5)")
+    p.add_argument("--no-lookback", action="store_true",
+                   help="resolution sees retrieved propositions only, not their source chunks (ablation)")
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    return {"rounds": args.rounds, "k_chunks": args.k_chunks, "lookback": not args.no_lookback}
+
+
+# --- printing ---------------------------------------------------------------------
+def _fmt(t: list[str]) -> str:
+    return f"({t[0]} | {t[1]} | {t[2]})"
+
+
+def format_answer(a: Answer, *, trace: bool = False) -> str:
+    lines = [f"Q: {a.question}", f"A: {a.answer}"]
+    if a.resolved:
+        lines.append("Supporting facts:")
+        for f in a.resolved:
+            sources = ", ".join(dict.fromkeys(c.title or c.id for c in f.chunks)) or "stated in the question"
+            lines.append(f"  {_fmt(f.triple)}  [{sources}]")
+    if a.unresolved:
+        lines.append("Unresolved: " + "; ".join(_fmt(t) for t in a.unresolved))
+    if trace:
+        lines += format_trace(a)
+    u = a.usage.get("total", {})
+    lines.append(
+        f"[{a.termination}; {len(a.rounds)} rounds; {u.get('calls', 0)} LLM calls, "
+        f"{u.get('prompt_tokens', 0)} prompt + {u.get('completion_tokens', 0)} completion tokens; "
+        f"{a.timing.total_s:.1f}s (LLM {a.timing.llm_s:.1f}s, other {a.timing.other_s:.2f}s)]"
+    )
+    return "\n".join(lines)
+
+
+def format_trace(a: Answer) -> list[str]:
+    d = a.decomposition
+    lines = ["Decomposition" + (" (fallback: the question is the query)" if d.fallback else "") + ":"]
+    lines += [f"  {_fmt(t)}" for t in d.triples]
+    for r in a.rounds:
+        how = "question embedding (only fuzzy triples left)" if r.mode == "question" else "searchable triples"
+        lines.append(f"Round {r.round} — retrieval by {how}:")
+        lines += [f"  query: {q}" for q in r.queries]
+        for p in r.propositions[:10]:
+            lines.append(f"    {p.score:.3f}  {p.text}")
+        if len(r.propositions) > 10:
+            lines.append(f"    … {len(r.propositions) - 10} more")
+        lines.append("  chunks: " + ", ".join(c.title or c.id for c in r.chunks))
+        for b in r.bindings:
+            lines.append(f"  bound {b.placeholder} = {b.value}")
+        if r.dropped_invalid:
+            lines.append(f"  dropped {r.dropped_invalid} invalid binding(s)")
+        lines += [f"  error: {e}" for e in r.errors]
+    return lines
+
+
+# --- ask ------------------------------------------------------------------------------
+def read_questions(path: Path) -> list[dict[str, str]]:
+    """Questions from a JSON list (strings or objects with 'question'), JSONL, or HippoRAG files."""
+    try:
+        raw = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"questions file not found: {path}") from None
+    try:
+        items = ([json.loads(line) for line in raw.splitlines() if line.strip()] if path.suffix == ".jsonl"
+                 else json.loads(raw))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: invalid JSON at line {e.lineno} ({e.msg})") from None
+    if not isinstance(items, list):
+        raise InputError(f"{path}: expected a list of questions")
+    out = []
+    for i, q in enumerate(items):
+        if isinstance(q, str):
+            out.append({"id": str(i), "question": q})
+        elif isinstance(q, dict) and isinstance(q.get("question"), str):
+            out.append({"id": str(q.get("id", q.get("_id", i))), "question": q["question"]})
+        else:
+            raise InputError(f"{path}: item {i} is neither a string nor an object with a 'question'")
+    return out
+
+
+def _done_ids(out: Path) -> set[str]:
+    if not out.exists():
+        return set()
+    done = set()
+    for line in out.read_text("utf-8").splitlines():
+        try:
+            done.add(str(json.loads(line)["id"]))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by a kill: that question is answered again
+    return done
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from t2rag.api import T2RAG
+    from t2rag.cli import make_llm
+
+    if (args.question is None) == (args.questions is None):
+        raise T2RAGError("give either a QUESTION or --questions FILE")
+    if args.questions and not args.out:
+        raise T2RAGError("--questions needs --out FILE.jsonl")
+    with T2RAG.open(args.index, llm=make_llm(args)) as rag:
+        if args.question is not None:
+            a = rag.ask(args.question, _config(args))
+            print(json.dumps(a.to_dict(), indent=2, ensure_ascii=False) if args.json
+                  else format_answer(a, trace=args.trace))
+            return 0
+        return _ask_file(rag, args)
+
+
+def _ask_file(rag: Any, args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    questions = read_questions(Path(args.questions))
+    out = Path(args.out)
+    done = _done_ids(out)
+    todo = [q for q in questions if q["id"] not in done]
+    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q", file=sys.stderr,
+               disable=args.quiet)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", encoding="utf-8") as f:
+        def write(i: int, a: Answer) -> None:
+            f.write(json.dumps({"id": todo[i]["id"], **a.to_dict()}, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+            bar.update(1)
+
+        rag.ask_many([q["question"] for q in todo], _config(args), on_answer=write)
+    bar.close()
+    print(f"answered {len(todo)} questions ({len(done)} already in {out})")
+    return 0
+
+
+# --- demo ------------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    from t2rag.api import T2RAG
+    from t2rag.cli import make_llm
+    from t2rag.index import Document, TripleIndex
+    from t2rag.llm.cache import default_cache_dir
+
+    demo = resources.files("t2rag").joinpath("demo")
+    docs = [Document(d["title"], d["text"]) for d in json.loads(demo.joinpath("corpus.json").read_text("utf-8"))]
+    questions = json.loads(demo.joinpath("questions.json").read_text("utf-8"))
+    index_dir = Path(args.index) if args.index else default_cache_dir() / ("demo-" + args.llm.replace(":", "-")
+                                                                              .replace("/", "_"))
+    t0 = time.perf_counter()
+    llm = make_llm(args)
+    print(f"[1/3] loaded LLM {llm.name} in {time.perf_counter() - t0:.1f}s", flush=True)
+    t1 = time.perf_counter()
+    with TripleIndex.create(index_dir, embedder=args.embedder) as ix:
+        r = ix.add(docs, llm=llm)
+        counts = ix.store.counts()
+    u = r["usage"]["total"]
+    print(f"[2/3] indexed {len(docs)} passages into {index_dir} in {time.perf_counter() - t1:.1f}s: "
+          f"{counts['propositions']} propositions ({r['extracted']} chunks extracted now, {r['failed']} failed; "
+          f"{u['calls']} LLM calls, {u['prompt_tokens']}+{u['completion_tokens']} tokens)", flush=True)
+    print(f"[3/3] answering {len(questions)} questions\n", flush=True)
+    right = 0
+    with T2RAG(TripleIndex.open(index_dir, embedder=args.embedder), llm) as rag:
+        for q in questions:
+            a = rag.ask(q["question"], _config(args))
+            ok = q["answer"].lower() in a.answer.lower()
+            right += ok
+            print(format_answer(a, trace=not args.brief))
+            print(f"expected: {q['answer']} -> {'correct' if ok else 'wrong'}\n", flush=True)
+    print(f"demo done in {time.perf_counter() - t0:.1f}s: {right}/{len(questions)} answers contain the expected one")
+    return 0
+
+
+def register(sub: Any) -> None:
+    from t2rag.cli import _llm_args
+
+    p = sub.add_parser("ask", help="answer a question (or a file of questions) from an index")
+    p.add_argument("index", metavar="DIR")
+    p.add_argument("question", nargs="?", help="the question (or use --questions FILE)")
+    p.add_argument("--questions", metavar="FILE", help="JSON list / JSONL / HippoRAG question file")
+    p.add_argument("--out", metavar="FILE.jsonl", help="answers file for --questions (appended to; resumable)")
+    p.add_argument("--trace", action="store_true", help="print the rounds: queries, evidence, bindings")
+    p.add_argument("--json", action="store_true", help="print the whole Answer as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _llm_args(p)
+    _query_args(p)
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("demo", help="index the bundled demo corpus with the offline model and answer its questions")
+    p.add_argument("--index", metavar="DIR", help="where to keep the demo index (default: in the cache dir)")
+    p.add_argument("--embedder", default="minilm", metavar="SPEC", help="embedder (minilm)")
+    p.add_argument("--brief", action="store_true", help="answers and facts only, no round-by-round trace")
+    _llm_args(p)
+    _query_args(p)
+    p.set_defaults(func=cmd_demo)
