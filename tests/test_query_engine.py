@@ -105,6 +105,9 @@ def test_two_hop_resolves_through_placeholder_binding(index_dir: Path) -> None:
     # natural completion: synthesis sees only the resolved triples
     (synth,) = prompts(llm, "Write the answer")
     assert "Christopher Nolan | born in | London" in synth and "Passages" not in synth
+    resolve_schemas = [c["schema"] for c in llm.calls if "Retrieved facts:" in c["messages"][-1]["content"]]
+    enums = [s["properties"]["bindings"]["items"]["properties"]["placeholder"]["enum"] for s in resolve_schemas]
+    assert enums == [["?city", "?director"], ["?city"]]  # constrained decoding names open ones only
     assert {k: v["calls"] for k, v in a.usage.items()} == {"decompose": 1, "resolve": 2, "answer": 1, "total": 4}
 
 

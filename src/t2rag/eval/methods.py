@@ -84,7 +84,9 @@ def build_index(
 
     t0 = time.perf_counter()
     needs_triples = any(m in T2RAG_CONFIGS for m in methods)
-    imported = load_openie(openie_from) if openie_from and needs_triples else None
+    # Always load an OpenIE file when given: it decides how passages are chunked, so the index
+    # is the same whichever methods ran first.
+    imported = load_openie(openie_from) if openie_from else None
     usage = Usage()
     bar, update = _progress_bar(progress)
     with bar, TripleIndex.create(directory, embedder=embedder) as ix:

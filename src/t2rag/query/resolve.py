@@ -16,24 +16,30 @@ from t2rag.types import Chunk, Message, Usage
 
 PROMPT = "resolve"
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "bindings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "placeholder": {"type": "string"},
-                    "value": {"type": "string"},
-                    "evidence": {"type": "array", "items": {"type": "integer"}},
+def schema(open_names: set[str]) -> dict[str, Any]:
+    """The reply schema; constrained decoding can only name placeholders that are still open."""
+    placeholder: dict[str, Any] = {"type": "string"}
+    if open_names:
+        placeholder["enum"] = sorted(open_names)
+    return {
+        "type": "object",
+        "properties": {
+            "bindings": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "placeholder": placeholder,
+                        "value": {"type": "string"},
+                        "evidence": {"type": "array", "items": {"type": "integer"}},
+                    },
+                    "required": ["placeholder", "value", "evidence"],
                 },
-                "required": ["placeholder", "value", "evidence"],
-            },
-        }
-    },
-    "required": ["bindings"],
-}
+            }
+        },
+        "required": ["bindings"],
+    }
+
 
 # Values a model writes when it has none; a binding to one of these is no binding.
 NON_VALUES = frozenset({"unknown", "none", "n/a", "na", "null", "not found", "not given", "not mentioned", "?"})
@@ -150,7 +156,10 @@ def resolve(
     """One resolution call; an unusable reply (after one re-ask) binds nothing this round."""
     messages = render(question, state, evidence, lookback)
     try:
-        entries, _ = ask_json(llm, messages, SCHEMA, _entries, stage="resolve", usage=usage, max_tokens=max_tokens)
+        entries, _ = ask_json(
+            llm, messages, schema(state.open_placeholders()), _entries, stage="resolve", usage=usage,
+            max_tokens=max_tokens,
+        )
     except ParseError as e:
         return Resolution(error=f"resolve: {e}")
     return validate(entries, state, evidence, round_no)
