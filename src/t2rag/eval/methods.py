@@ -48,6 +48,7 @@ class T2RAGMethod:
             "rounds": len(d.get("rounds", [])),
             "resolved": [r.get("triple") for r in d.get("resolved", [])],
             "unresolved": d.get("unresolved", []),
+            "timing": d.get("timing"),  # the engine's own LLM / non-LLM split
         }
         if d.get("errors"):
             extra["pipeline_errors"] = d["errors"]
