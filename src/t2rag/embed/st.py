@@ -42,7 +42,9 @@ class SentenceTransformerEmbedder:
             raise ConfigError(
                 f"cannot load sentence-transformers model {path_or_name!r}: {' '.join(str(e).split())[:200]}"
             ) from None
-        dim = self._model.get_sentence_embedding_dimension()
+        # sentence-transformers 6 renamed the method; older releases only have the long name.
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dim = get_dim()
         if not dim:
             raise ConfigError(f"sentence-transformers model {path_or_name!r} does not state its dimension")
         self.dim = int(dim)
