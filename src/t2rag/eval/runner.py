@@ -14,6 +14,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from t2rag.eval.baselines import Method, Prediction
 from t2rag.eval.datasets import Sample, load_dataset_corpus, load_samples
 from t2rag.eval.methods import METHODS, build_index, make_methods
 from t2rag.eval.metrics import best_em, best_f1, recall_at_k
-from t2rag.llm.base import LLM
+from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.cache import CachedLLM
 from t2rag.llm.registry import get_llm
 
@@ -106,7 +107,8 @@ def run_bench(
         _prepare_index(ix_dir, out, dataset, data_dir, names, llm, embedder, openie_from, progress)
     with make_methods(names, llm=llm, embedder=embedder, index_dir=ix_dir) as runnable:
         for method in runnable:
-            run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress)
+            run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress,
+                       concurrency=parallelism(llm))
     metrics = compute_metrics(out)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
     render_report([out], out)
@@ -175,19 +177,25 @@ def _predict(method: Method, question: str) -> Prediction:
         return Prediction("", extra={"error": str(e)}, retrieves=False)
 
 
-def run_method(method: Method, samples: list[Sample], path: Path, *, progress: bool = True) -> int:
-    """Answer the samples not yet in ``path``; returns how many were answered now."""
+def run_method(
+    method: Method, samples: list[Sample], path: Path, *, progress: bool = True, concurrency: int = 1
+) -> int:
+    """Answer the samples not yet in ``path``, ``concurrency`` at a time (local parallel slots or
+    remote requests overlap); lines are written as answers finish. Returns how many were answered."""
     from tqdm import tqdm
 
     done = answered_ids(path)
     todo = [s for s in samples if s.id not in done]
     bar = tqdm(total=len(samples), initial=len(samples) - len(todo), desc=method.name, unit="q",
                file=sys.stderr, disable=not progress, dynamic_ncols=True)
-    with bar, path.open("a", encoding="utf-8") as f:
-        for sample in todo:
-            t0 = time.perf_counter()
-            pred = _predict(method, sample.question)
-            row = score(sample, pred, time.perf_counter() - t0)
+
+    def answer(sample: Sample) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        pred = _predict(method, sample.question)
+        return score(sample, pred, time.perf_counter() - t0)
+
+    with bar, path.open("a", encoding="utf-8") as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
+        for row in pool.map(answer, todo):
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
             f.flush()
             os.fsync(f.fileno())

@@ -8,15 +8,16 @@ crash, or after deletes on an index type that cannot remove ids).
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import faiss
 import numpy as np
@@ -25,6 +26,8 @@ from t2rag.config import StoreConfig
 from t2rag.errors import IndexLockedError
 from t2rag.index.vectors import build_index, load_if_current, save_atomic
 from t2rag.types import Chunk, Proposition, Triple
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +50,17 @@ CREATE TABLE IF NOT EXISTS prop_chunks (
 CREATE INDEX IF NOT EXISTS prop_chunks_chunk ON prop_chunks(chunk_id);
 CREATE TABLE IF NOT EXISTS chunk_vectors (chunk_id TEXT PRIMARY KEY, vector BLOB NOT NULL);
 """
+
+
+def _locked(method: F) -> F:
+    """Run a method holding the store's lock: one SQLite connection is shared by threads."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        with self._db_lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -147,6 +161,7 @@ class Store:
             )
         return new
 
+    @_locked
     def chunks_without_openie(self) -> list[Chunk]:
         rows = self.db.execute(
             "SELECT c.id, c.title, c.text FROM chunks c LEFT JOIN openie o ON o.chunk_id = c.id "
@@ -154,6 +169,7 @@ class Store:
         ).fetchall()
         return [Chunk(*r) for r in rows]
 
+    @_locked
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, Chunk] = {}
@@ -167,6 +183,7 @@ class Store:
         for r in self.db.execute("SELECT id, title, text FROM chunks ORDER BY rowid"):
             yield Chunk(*r)
 
+    @_locked
     def documents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT doc FROM doc_chunks ORDER BY doc")]
 
@@ -191,6 +208,7 @@ class Store:
                 )
                 db.execute("INSERT OR IGNORE INTO prop_chunks(prop_id, chunk_id) VALUES (?, ?)", (p.id, rec.chunk_id))
 
+    @_locked
     def propositions_without_vectors(self) -> list[tuple[int, str]]:
         return self.db.execute("SELECT rowid, text FROM propositions WHERE vector IS NULL ORDER BY rowid").fetchall()
 
@@ -205,6 +223,7 @@ class Store:
         if self._index is not None and self.cfg.index_type != "ivf":
             self._index.add_with_ids(vectors, np.asarray(rowids, dtype=np.int64))
 
+    @_locked
     def openie_records(self, failed_only: bool = False, limit: int | None = None) -> list[OpenIERecord]:
         sql = "SELECT chunk_id, source, raw, error, entities FROM openie"
         if failed_only:
@@ -260,6 +279,7 @@ class Store:
             return keys, np.zeros((0, self.dim), dtype=np.float32)
         return keys, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
 
+    @_locked
     def index(self) -> faiss.Index:
         if self._index is None:
             gen = self.generation()
@@ -286,6 +306,7 @@ class Store:
             self._index = None  # IVF is retrained from all vectors rather than appended to
         save_atomic(self.index(), self.dir / "vectors.faiss", self.generation())
 
+    @_locked
     def search(self, vectors: np.ndarray, top_m: int) -> list[list[tuple[str, float]]]:
         """For each query row, up to ``top_m`` (proposition id, inner product), best first."""
         idx = self.index()
@@ -302,6 +323,7 @@ class Store:
             for rrow, srow in zip(rowids, scores)
         ]
 
+    @_locked
     def get_propositions(self, ids: Iterable[str]) -> dict[str, PropositionHit]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, PropositionHit] = {}
@@ -319,6 +341,7 @@ class Store:
         return out
 
     # --- chunk vectors (for the dense chunk-retrieval baseline) --------------
+    @_locked
     def chunks_without_vectors(self) -> list[Chunk]:
         rows = self.db.execute(
             "SELECT c.id, c.title, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
@@ -335,6 +358,7 @@ class Store:
             )
         self._chunk_index = None
 
+    @_locked
     def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         if self._chunk_index is None:
             ids, vecs = self._all_vectors("SELECT chunk_id, vector FROM chunk_vectors ORDER BY rowid")
@@ -349,6 +373,7 @@ class Store:
         return [[(ids[r], float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]
 
     # --- counts --------------------------------------------------------------
+    @_locked
     def counts(self) -> dict[str, int]:
         one = lambda sql: int(self.db.execute(sql).fetchone()[0])  # noqa: E731
         return {
