@@ -47,7 +47,7 @@ def answer_question(question: str, llm: LLM, retriever: Retriever, config: Query
     while reason is None:
         mode, searched, queries = search_plan(state, question)
         evidence = run.retrieve(queries)
-        resolution = run.resolve(state, evidence)
+        resolution = run.resolve(state, evidence, in_order=mode == "triples")
         updated = apply_bindings(state, resolution.bindings, run.round_no)
         run.record(mode, searched, state, updated, evidence, resolution)
         stalled = mode == "question" and len(updated.bindings) == len(state.bindings)
@@ -112,10 +112,11 @@ class Run:
         self.evidence.append(ev)
         return ev
 
-    def resolve(self, state: QueryState, evidence: Evidence) -> Resolution:
+    def resolve(self, state: QueryState, evidence: Evidence, *, in_order: bool) -> Resolution:
         with self._llm_time():
             return resolve(self.llm, self.question, state, evidence, round_no=self.round_no,
-                           lookback=self.config.lookback, usage=self.usage, max_tokens=self.config.max_tokens)
+                           lookback=self.config.lookback, usage=self.usage, max_tokens=self.config.max_tokens,
+                           in_order=in_order)
 
     def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
                evidence: Evidence, resolution: Resolution) -> None:

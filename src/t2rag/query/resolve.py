@@ -128,8 +128,16 @@ def _support(entry: dict[str, Any], evidence: Evidence) -> Support:
     )
 
 
-def validate(entries: list[Any], state: QueryState, evidence: Evidence, round_no: int) -> Resolution:
-    """Keep bindings of open placeholders to real values; drop (and say why) the rest."""
+def validate(
+    entries: list[Any], state: QueryState, evidence: Evidence, round_no: int, *, in_order: bool = True
+) -> Resolution:
+    """Keep bindings of open placeholders to real values; drop (and say why) the rest.
+
+    With ``in_order`` (rounds driven by searchable triples), a placeholder is only bound when
+    it is the sole unknown of some pending triple, counting placeholders bound earlier in the
+    same reply as known: chains like ?author -> ?city resolve in one round, but a small
+    model's slip of writing the value of ?studio into ?owner is caught. The question-embedding
+    fallback round (fuzzy triples only) has no such order and skips the check."""
     open_names = state.open_placeholders()
     bindings: list[Binding] = []
     dropped: list[Dropped] = []
@@ -139,7 +147,29 @@ def validate(entries: list[Any], state: QueryState, evidence: Evidence, round_no
             dropped.append(Dropped(entry, checked))
             continue
         bindings.append(Binding(checked[0], checked[1], _support(entry, evidence), round_no))
+    if in_order:
+        bindings, unordered = _in_triple_order(bindings, state)
+        dropped += [Dropped({"placeholder": b.placeholder, "value": b.value}, f"{b.placeholder} is not the only "
+                            "unknown of any open triple") for b in unordered]
     return Resolution(tuple(bindings), tuple(dropped))
+
+
+def _in_triple_order(bindings: list[Binding], state: QueryState) -> tuple[list[Binding], list[Binding]]:
+    """Split bindings into those reachable one unknown at a time, and the rest."""
+    pending = [set(t.current.placeholders) for t in state.searchable + state.fuzzy]
+    known: set[str] = set()
+    accepted: list[Binding] = []
+    rest = list(bindings)
+    progress = True
+    while progress:
+        progress = False
+        for b in list(rest):
+            if any(b.placeholder in names and names - known <= {b.placeholder} for names in pending):
+                accepted.append(b)
+                known.add(b.placeholder)
+                rest.remove(b)
+                progress = True
+    return accepted, rest
 
 
 def resolve(
@@ -152,6 +182,7 @@ def resolve(
     lookback: bool = True,
     usage: Usage | None = None,
     max_tokens: int = 512,
+    in_order: bool = True,
 ) -> Resolution:
     """One resolution call; an unusable reply (after one re-ask) binds nothing this round."""
     messages = render(question, state, evidence, lookback)
@@ -162,4 +193,4 @@ def resolve(
         )
     except ParseError as e:
         return Resolution(error=f"resolve: {e}")
-    return validate(entries, state, evidence, round_no)
+    return validate(entries, state, evidence, round_no, in_order=in_order)

@@ -1,0 +1,33 @@
+"""Bindings must follow the triple order: a placeholder is bound only as a triple's sole unknown."""
+
+from __future__ import annotations
+
+from t2rag.query.resolve import validate
+from t2rag.query.retrieve import Evidence
+from t2rag.query.state import QueryTriple, initial_state
+
+STATE = initial_state([
+    QueryTriple("Saltmarsh Fever", "recorded at", "?studio"),
+    QueryTriple("?studio", "owned by", "?owner"),
+])
+
+
+def _names(entries: list[dict[str, object]], in_order: bool = True) -> list[str]:
+    return [b.placeholder for b in validate(entries, STATE, Evidence(), 1, in_order=in_order).bindings]
+
+
+def test_chain_in_one_reply_is_accepted_in_any_order() -> None:
+    entries = [{"placeholder": "?owner", "value": "Dalia", "evidence": []},
+               {"placeholder": "?studio", "value": "Fenhollow", "evidence": []}]
+    assert sorted(_names(entries)) == ["?owner", "?studio"]
+
+
+def test_skipping_a_hop_is_dropped_and_counted() -> None:
+    entries = [{"placeholder": "?owner", "value": "Fenhollow Studios", "evidence": [1]}]
+    r = validate(entries, STATE, Evidence(), 1)
+    assert r.bindings == () and len(r.dropped) == 1 and "only unknown" in r.dropped[0].reason
+
+
+def test_question_fallback_round_has_no_order() -> None:
+    entries = [{"placeholder": "?owner", "value": "Dalia", "evidence": []}]
+    assert _names(entries, in_order=False) == ["?owner"]
