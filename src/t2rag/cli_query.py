@@ -117,6 +117,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise T2RAGError("give either a QUESTION or --questions FILE")
     if args.questions and not args.out:
         raise T2RAGError("--questions needs --out FILE.jsonl")
+    from t2rag.index.manifest import Manifest
+
+    Manifest.load(Path(args.index))  # a missing index is reported before a model loads
     with T2RAG.open(args.index, llm=make_llm(args)) as rag:
         if args.question is not None:
             a = rag.ask(args.question, _config(args))
@@ -165,8 +168,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     llm = make_llm(args)
     print(f"[1/3] loaded LLM {llm.name} in {time.perf_counter() - t0:.1f}s", flush=True)
     t1 = time.perf_counter()
-    with TripleIndex.create(index_dir, embedder=args.embedder) as ix:
-        r = ix.add(docs, llm=llm)
+    from tqdm import tqdm
+
+    with TripleIndex.create(index_dir, embedder=args.embedder) as ix, \
+            tqdm(desc="indexing", unit="chunk", file=sys.stderr, leave=False) as bar:
+        def progress(p: Any) -> None:
+            bar.total = p.chunks_total
+            bar.update(p.chunks_done - bar.n)
+
+        r = ix.add(docs, llm=llm, progress=progress)
         counts = ix.store.counts()
     u = r["usage"]["total"]
     print(f"[2/3] indexed {len(docs)} passages into {index_dir} in {time.perf_counter() - t1:.1f}s: "

@@ -1,0 +1,86 @@
+"""The ask command: readable answers with sources, --trace, --json, resumable batch answering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import t2rag.cli
+from t2rag.cli import main
+from t2rag.embed.hashing import HashingEmbedder
+from t2rag.index import Document, TripleIndex
+from t2rag.index.importer import Extraction
+from t2rag.llm.scripted import ScriptedLLM
+from t2rag.types import Triple
+
+
+def scripted() -> ScriptedLLM:
+    return ScriptedLLM(
+        rules=[
+            ("Placeholders to fill", {"bindings": [{"placeholder": "?town", "value": "Alpha", "evidence": [1]}]}),
+            ("Write the answer", {"answer": "Alpha"}),
+        ],
+        default={"triples": [["?town", "is in", "Borduria"]]},
+    )
+
+
+@pytest.fixture
+def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    docs = [Document("Alpha", "Alpha is a town in Borduria."), Document("Beta", "Beta is a river.")]
+    imported = {"Alpha\nAlpha is a town in Borduria.": Extraction([], [Triple("Alpha", "is a town in", "Borduria")]),
+                "Beta\nBeta is a river.": Extraction([], [Triple("Beta", "is a", "river")])}
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, imported=imported)
+    llm = scripted()
+    monkeypatch.setattr(t2rag.cli, "make_llm", lambda args: llm)
+    return tmp_path / "ix"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ask_prints_answer_facts_and_sources(index: Path, capsys: Any) -> None:
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?"], capsys)
+    assert code == 0
+    assert "A: Alpha" in out and "(Alpha | is in | Borduria)  [Alpha]" in out and "[complete;" in out
+
+
+def test_ask_trace_and_json(index: Path, capsys: Any) -> None:
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--trace"], capsys)
+    assert code == 0 and "Round 1" in out and "bound ?town = Alpha" in out and "query: is in Borduria" in out
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--json"], capsys)
+    d = json.loads(out)
+    assert d["answer"] == "Alpha" and d["termination"] == "complete" and d["usage"]["total"]["calls"] == 3
+
+
+def test_ask_questions_file_is_resumable(index: Path, tmp_path: Path, capsys: Any) -> None:
+    qfile = tmp_path / "q.json"
+    qfile.write_text(json.dumps([{"_id": "a", "question": "Which town?"}, "Which river?"]))
+    out_file = tmp_path / "answers.jsonl"
+    code, out, _ = run(["ask", str(index), "--questions", str(qfile), "--out", str(out_file), "-q"], capsys)
+    assert code == 0 and "answered 2 questions" in out
+    with out_file.open("a") as f:
+        f.write('{"id": "torn')  # a line cut short by a kill
+    code, out, _ = run(["ask", str(index), "--questions", str(qfile), "--out", str(out_file), "-q"], capsys)
+    assert code == 0 and "answered 0 questions (2 already" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [([], "give either a QUESTION or --questions"), (["--questions", "x.json"], "--questions needs --out")],
+)
+def test_ask_argument_errors(index: Path, capsys: Any, extra: list[str], message: str) -> None:
+    code, _, err = run(["ask", str(index), *extra], capsys)
+    assert code == 1 and message in err
+
+
+def test_ask_missing_index(tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(t2rag.cli, "make_llm", lambda args: scripted())
+    code, _, err = run(["ask", str(tmp_path / "nope"), "q"], capsys)
+    assert code == 1 and "no T2RAG index" in err
