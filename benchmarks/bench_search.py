@@ -96,6 +96,7 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, default=1_000_000)
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--skip-musique", action="store_true")
+    ap.add_argument("--synthetic-types", default="hnsw,ivf", help="approximate indexes to try at the synthetic size")
     ap.add_argument("--threads", type=int, default=1, help="FAISS threads per query (1: latency, not throughput)")
     args = ap.parse_args()
     faiss.omp_set_num_threads(args.threads)
@@ -107,7 +108,8 @@ def main() -> None:
     if not args.skip_musique:
         rows += run("musique", *musique_vectors(args.queries), configs)
     if args.synthetic:
-        rows += run("synthetic", *synthetic_vectors(args.synthetic, args.queries), configs)
+        wanted = {k: v for k, v in configs.items() if v.index_type in args.synthetic_types.split(",")}
+        rows += run("synthetic", *synthetic_vectors(args.synthetic, args.queries), wanted)
     result = {"command": "benchmarks/bench_search.py " + " ".join(f"--{k.replace('_', '-')} {v}"
                                                                   for k, v in vars(args).items()),
               "faiss_threads": faiss.omp_get_max_threads(), "rows": rows}
