@@ -236,3 +236,10 @@ def test_vectors_match_embedder_exactly(tmp_path: Path, docs: list[Document]) ->
         ix.add(docs, llm=openie_llm())
         for text, blob in ix.store.db.execute("SELECT text, vector FROM propositions"):
             assert np.array_equal(np.frombuffer(blob, dtype=np.float32), emb.embed([text])[0])
+
+
+def test_reopen_with_the_embedder_named_in_the_manifest(tmp_path: Path, docs: list[Document]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder="minilm") as ix:
+        ix.add(docs, llm=openie_llm())
+    with TripleIndex.open(tmp_path / "ix") as ix:
+        assert ix.embedder.name == ix.manifest.embedder == "minilm-l6-v2-int8"

@@ -47,8 +47,14 @@ _REGISTRY: dict[str, Callable[..., Embedder]] = {
 }
 
 
+# An index manifest records the embedder's exact name; names that differ from their spec map back.
+_NAMES = {"minilm-l6-v2-int8": "minilm"}
+
+
 def get_embedder(spec: str = DEFAULT_EMBEDDER, **opts: Any) -> Embedder:
-    """Build an embedder from ``kind[:arg]``: minilm, hashing[:DIM], openai:MODEL, st:PATH."""
+    """Build an embedder from ``kind[:arg]``: minilm, hashing[:DIM], openai:MODEL, st:PATH
+    (or from the exact name an index manifest recorded)."""
+    spec = _NAMES.get(spec, spec)
     kind, _, arg = spec.partition(":")
     try:
         factory = _REGISTRY[kind]

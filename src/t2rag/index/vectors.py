@@ -36,7 +36,10 @@ def build_index(cfg: StoreConfig, dim: int, ids: np.ndarray, vectors: np.ndarray
         if len(vectors) < index.nlist:  # too few points to train: fall back to exact search
             index = make_index(StoreConfig(index_type="flat"), dim, len(ids))
         else:
-            index.train(vectors)
+            # k-means on a sample: 64 points per list is plenty and keeps training in seconds
+            n_train = min(len(vectors), 64 * index.nlist)
+            pick = np.random.default_rng(0).choice(len(vectors), n_train, replace=False)
+            index.train(np.ascontiguousarray(vectors[np.sort(pick)]))
     if len(ids):
         index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
     return index
