@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install T2RAG with the default offline model into .venv and run the demo.
+# Install T2RAG with the offline model into .venv and run the demo (t2rag demo options pass through).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --model default
+model=default
+case " $* " in *local:small*) model=small ;; esac
+bash scripts/setup.sh --model "$model"
 .venv/bin/t2rag demo "$@"
