@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -72,6 +73,6 @@ class CachedLLM:
 
 
 def default_cache_dir() -> Path:
-    import os
-
-    return Path(os.environ.get("T2RAG_CACHE_DIR") or Path.home() / ".cache" / "t2rag")
+    """Where T2RAG keeps caches and assembled models: ``$T2RAG_CACHE_DIR`` or ``~/.cache/t2rag``."""
+    env = os.environ.get("T2RAG_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "t2rag"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import ConfigError, ModelAssetError
+from t2rag.llm.cache import default_cache_dir
 
 _CHUNK = 8 * 1024 * 1024
 
@@ -65,12 +66,6 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
 }
 
 MODEL_REQUIREMENTS: dict[str, list[str]] = {k: m.requirements() for k, m in BUNDLED_MODELS.items()}
-
-
-def cache_dir() -> Path:
-    """Where assembled models live: ``$T2RAG_CACHE_DIR`` or ``~/.cache/t2rag``."""
-    env = os.environ.get("T2RAG_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "t2rag"
 
 
 def part_paths(model: BundledModel) -> list[Path]:
@@ -138,7 +133,7 @@ def resolve_model_path(arg: str) -> Path:
     """``default``/``small`` -> the assembled bundled GGUF; ``*.gguf`` -> that existing file."""
     if arg in BUNDLED_MODELS:
         model = BUNDLED_MODELS[arg]
-        dest = cache_dir() / "models" / model.filename
+        dest = default_cache_dir() / "models" / model.filename
         if not _is_assembled(dest, model):
             assemble(part_paths(model), model.sha256, dest)
         return dest
