@@ -45,11 +45,10 @@ def make_llm(args: argparse.Namespace) -> Any:
 
 # --- index / inspect / delete -------------------------------------------------------
 def cmd_index(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from t2rag.config import ChunkConfig, IndexConfig, OpenIEConfig, StoreConfig
-    from t2rag.index import BuildProgress, TripleIndex, load_corpus, load_openie
+    from t2rag.index import TripleIndex, load_corpus, load_openie
     from t2rag.llm.registry import check_spec
+    from t2rag.progress import BuildBar
 
     docs = load_corpus(args.corpus)
     imported = load_openie(args.openie_from) if args.openie_from else None
@@ -61,25 +60,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         openie=OpenIEConfig(mode=args.openie_mode),
         store=StoreConfig(index_type=args.index_type),
     )
-    bar: Any = None
-
-    def progress(p: BuildProgress) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=p.chunks_total, unit="chunk", file=sys.stderr, disable=args.quiet, dynamic_ncols=True)
-        if bar.total != p.chunks_total:
-            bar.total = p.chunks_total
-        t = p.usage.total()
-        bar.set_postfix(triples=p.triples, failed=p.failures, tokens=t.prompt_tokens + t.completion_tokens,
-                        refresh=False)
-        bar.update(p.chunks_done - bar.n)
-
-    with TripleIndex.create(args.index, embedder=args.embedder, config=config) as ix:
-        try:
-            report = ix.add(docs, llm=llm, imported=imported, progress=progress, retry_failed=args.retry_failed)
-        finally:
-            if bar is not None:
-                bar.close()
+    with TripleIndex.create(args.index, embedder=args.embedder, config=config) as ix, \
+            BuildBar(disable=args.quiet) as bar:
+        report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed)
         counts = ix.store.counts()
     print(f"indexed {len(docs)} documents into {args.index}: {report['new_chunks']} new chunks, "
           f"{report['extracted']} extracted ({report['failed']} failed), {report['triples']} triples; "

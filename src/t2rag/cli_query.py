@@ -168,15 +168,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     llm = make_llm(args)
     print(f"[1/3] loaded LLM {llm.name} in {time.perf_counter() - t0:.1f}s", flush=True)
     t1 = time.perf_counter()
-    from tqdm import tqdm
+    from t2rag.progress import BuildBar
 
-    with TripleIndex.create(index_dir, embedder=args.embedder) as ix, \
-            tqdm(desc="indexing", unit="chunk", file=sys.stderr, leave=False) as bar:
-        def progress(p: Any) -> None:
-            bar.total = p.chunks_total
-            bar.update(p.chunks_done - bar.n)
-
-        r = ix.add(docs, llm=llm, progress=progress)
+    with TripleIndex.create(index_dir, embedder=args.embedder) as ix, BuildBar("indexing", leave=False) as bar:
+        r = ix.add(docs, llm=llm, progress=bar)
         counts = ix.store.counts()
     u = r["usage"]["total"]
     print(f"[2/3] indexed {len(docs)} passages into {index_dir} in {time.perf_counter() - t1:.1f}s: "

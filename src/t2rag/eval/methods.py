@@ -6,7 +6,6 @@ user; the chunk baselines read the same index's chunks and chunk vectors.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -17,10 +16,11 @@ from t2rag.config import QueryConfig
 from t2rag.embed.base import Embedder
 from t2rag.eval import METHODS, T2RAG_CONFIGS
 from t2rag.eval.baselines import BM25Retriever, ChunkRAG, DenseRetriever, IRCoT, Method, NoRetrieval, Prediction
-from t2rag.index.builder import BuildProgress, TripleIndex
+from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.store import Store
 from t2rag.llm.base import LLM
+from t2rag.progress import BuildBar
 from t2rag.types import Chunk, Usage
 
 __all__ = ["METHODS", "T2RAG_CONFIGS", "T2RAGMethod", "build_index", "make_methods"]
@@ -55,19 +55,6 @@ class T2RAGMethod:
         return Prediction(str(d.get("answer", "")), chunks, Usage.from_dict(d.get("usage") or {}), extra)
 
 
-def _progress_bar(enabled: bool) -> tuple[Any, Any]:
-    from tqdm import tqdm
-
-    bar = tqdm(total=None, desc="index", unit="chunk", file=sys.stderr, disable=not enabled, dynamic_ncols=True)
-
-    def update(p: BuildProgress) -> None:
-        if bar.total != p.chunks_total:
-            bar.total = p.chunks_total
-        bar.update(p.chunks_done - bar.n)
-
-    return bar, update
-
-
 def build_index(
     directory: Path,
     docs: list[Document],
@@ -89,9 +76,8 @@ def build_index(
     # is the same whichever methods ran first.
     imported = load_openie(openie_from) if openie_from else None
     usage = Usage()
-    bar, update = _progress_bar(progress)
-    with bar, TripleIndex.create(directory, embedder=embedder) as ix:
-        report = ix.add(docs, llm=llm if needs_triples else None, imported=imported, usage=usage, progress=update)
+    with BuildBar(disable=not progress) as bar, TripleIndex.create(directory, embedder=embedder) as ix:
+        report = ix.add(docs, llm=llm if needs_triples else None, imported=imported, usage=usage, progress=bar)
         chunk_vectors = ix.ensure_chunk_vectors() if {"standard", "ircot"} & set(methods) else 0
         counts = ix.store.counts()
     return {
