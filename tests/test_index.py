@@ -14,7 +14,7 @@ from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import IndexLockedError, IndexMismatchError, IndexNotFoundError, InputError
 from t2rag.index import Document, TripleIndex, load_corpus, load_openie
 from t2rag.index.chunking import chunk_document
-from t2rag.index.openie import extract
+from t2rag.index.openie import MAX_CHARS, MIN_ITEM_BOUND, extract, item_bound
 from t2rag.llm.scripted import ScriptedLLM
 from t2rag.types import Chunk, Proposition, Triple
 
@@ -71,6 +71,20 @@ def test_openie_two_pass_and_single() -> None:
     llm = ScriptedLLM(default={"triples": [["Alpha", "is in", "Borduria"], ["bad"], ["", "x", "y"]]})
     rec = extract(llm, chunk, OpenIEConfig(mode="single"))
     assert rec.triples == [Triple("Alpha", "is in", "Borduria")] and len(llm.calls) == 1
+
+
+def test_openie_bounds_the_reply_and_keeps_a_cut_off_extraction() -> None:
+    chunk = Chunk.make("Alpha", "Alpha is in Borduria since 1820.")
+    cut_off = '{"triples": [["Alpha", "is in", "Borduria"], ["Alpha", "is in", "Bor'
+    llm = ScriptedLLM(replies=['{"entities": ["Alpha", "Bord', cut_off])
+    rec = extract(llm, chunk, OpenIEConfig(mode="two_pass"))
+    assert rec.error is None and rec.entities == ["Alpha"] and rec.triples == [Triple("Alpha", "is in", "Borduria")]
+    assert len(llm.calls) == 2  # salvaged, not re-asked
+    triples = llm.calls[1]["schema"]["properties"]["triples"]
+    assert triples["maxItems"] == item_bound(chunk) == MIN_ITEM_BOUND
+    assert triples["items"]["items"]["maxLength"] == MAX_CHARS
+    assert llm.calls[0]["schema"]["properties"]["entities"]["maxItems"] == MIN_ITEM_BOUND
+    assert item_bound(Chunk.make("T", "word " * 400)) == 100
 
 
 @pytest.mark.parametrize(

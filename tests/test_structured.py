@@ -6,6 +6,7 @@ import pytest
 
 from t2rag.errors import ParseError
 from t2rag.llm import ScriptedLLM, ask_json, parse_json_lenient
+from t2rag.llm.structured import salvage_truncated
 from t2rag.types import Usage
 
 GOOD = {"triples": [["a", "b", "c"]]}
@@ -58,3 +59,33 @@ def test_second_failure_raises_with_last_raw() -> None:
         ask_json(llm, [{"role": "user", "content": "x"}], {}, _convert, stage="s")
     assert e.value.raw == '{"wrong": 1}'
     assert len(llm.calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"triples": [["a", "b", "c"], ["d", "e', {"triples": [["a", "b", "c"], ["d"]]}),
+        ('{"triples": [["a", "b", "c"], [', {"triples": [["a", "b", "c"]]}),
+        ('{"entities": ["x", "y\\"z", "w', {"entities": ["x", 'y"z']}),
+        ('Here: {"entities": ["x", "y"]} and more', {"entities": ["x", "y"]}),
+    ],
+)
+def test_salvage_keeps_the_finished_items_of_cut_off_json(text: str, expected: object) -> None:
+    assert salvage_truncated(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "no json", '{"triples": [', '{"a": 1, "b": 2'])
+def test_salvage_refuses_when_nothing_finished(text: str) -> None:
+    with pytest.raises(ParseError):
+        salvage_truncated(text)
+
+
+def test_salvage_replaces_the_reask_when_asked_for() -> None:
+    looping = '{"triples": [["a", "b", "c"], ["a", "b", "c"], ["a", "b'
+    llm = ScriptedLLM(replies=[looping, GOOD])
+    value, completions = ask_json(llm, [{"role": "user", "content": "x"}], {}, _convert, stage="s", salvage=True)
+    assert value[0] == ["a", "b", "c"] and len(value) == 3 and len(completions) == 1
+    # Without salvage the same reply is re-asked.
+    llm = ScriptedLLM(replies=[looping, GOOD])
+    value, completions = ask_json(llm, [{"role": "user", "content": "x"}], {}, _convert, stage="s")
+    assert value == [["a", "b", "c"]] and len(completions) == 2

@@ -17,21 +17,35 @@ from t2rag.types import Chunk, Completion, Triple, Usage
 STAGE = "openie"
 PROMPTS = ["openie_entities", "openie_triples", "openie_single"]
 
-ENTITY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"entities": {"type": "array", "items": {"type": "string"}}},
-    "required": ["entities"],
-}
-TRIPLE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "triples": {
-            "type": "array",
-            "items": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3},
-        }
-    },
-    "required": ["triples"],
-}
+# Bounds on the reply, enforced by constrained decoding where the backend has it (llama.cpp):
+# a small model that loops on one triple, or copies a whole sentence into a predicate, stops
+# at the bound with valid JSON instead of running to the token limit. The item bound grows
+# with the chunk (one triple per ~4 words is far more than any real extraction yields).
+MAX_CHARS = 100
+MIN_ITEM_BOUND = 16
+
+
+def item_bound(chunk: Chunk) -> int:
+    return max(MIN_ITEM_BOUND, len(chunk.passage.split()) // 4)
+
+
+def entity_schema(max_items: int) -> dict[str, Any]:
+    item = {"type": "string", "maxLength": MAX_CHARS}
+    return {
+        "type": "object",
+        "properties": {"entities": {"type": "array", "items": item, "maxItems": max_items}},
+        "required": ["entities"],
+    }
+
+
+def triple_schema(max_items: int) -> dict[str, Any]:
+    part = {"type": "string", "maxLength": MAX_CHARS}
+    triple = {"type": "array", "items": part, "minItems": 3, "maxItems": 3}
+    return {
+        "type": "object",
+        "properties": {"triples": {"type": "array", "items": triple, "maxItems": max_items}},
+        "required": ["triples"],
+    }
 
 
 def _entities(data: Any) -> list[str]:
@@ -57,17 +71,18 @@ def extract(llm: LLM, chunk: Chunk, cfg: OpenIEConfig, usage: Usage | None = Non
     failures (dead server, bad key) propagate so the build stops with what it committed."""
     completions: list[Completion] = []
     entities: list[str] = []
+    bound = item_bound(chunk)
     try:
         if cfg.mode == "two_pass":
             msgs = prompts.load("openie_entities").render(passage=chunk.passage)
-            entities, cs = ask_json(llm, msgs, ENTITY_SCHEMA, _entities, stage=STAGE, usage=usage,
-                                    max_tokens=cfg.max_tokens)
+            entities, cs = ask_json(llm, msgs, entity_schema(bound), _entities, stage=STAGE, usage=usage,
+                                    max_tokens=cfg.max_tokens, salvage=True)
             completions += cs
             msgs = prompts.load("openie_triples").render(passage=chunk.passage, entities=json.dumps(entities))
         else:
             msgs = prompts.load("openie_single").render(passage=chunk.passage)
-        triples, cs = ask_json(llm, msgs, TRIPLE_SCHEMA, _triples, stage=STAGE, usage=usage,
-                               max_tokens=cfg.max_tokens)
+        triples, cs = ask_json(llm, msgs, triple_schema(bound), _triples, stage=STAGE, usage=usage,
+                               max_tokens=cfg.max_tokens, salvage=True)
         completions += cs
     except ParseError as e:
         raw = _raw(completions) if completions else e.raw

@@ -46,6 +46,49 @@ def _balanced_spans(text: str) -> list[str]:
     return spans
 
 
+def salvage_truncated(text: str) -> Any:
+    """The complete part of JSON cut off mid-way (a reply that ran out of tokens or looped).
+
+    Keeps every finished list, object and list string inside the open containers, closes the
+    open ones, and parses the longest such prefix: ``{"triples": [["a","b","c"], ["d", "e``
+    becomes ``{"triples": [["a","b","c"], ["d"]]}`` (the caller's shape check drops the short
+    triple). Raises ParseError when nothing complete remains."""
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    cuts: list[tuple[int, str]] = []  # (end of a finished value, closers for what is still open)
+    stack: list[str] = []
+    in_str = escape = False
+    for i in range(max(start, 0), len(text) if start >= 0 else 0):
+        ch = text[i]
+        if in_str:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_str = False
+                if stack and stack[-1] == "[":  # a finished string element (object keys are not cut points)
+                    cuts.append((i + 1, "".join(reversed(stack)).translate(_CLOSERS)))
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+            if not stack:
+                break
+            cuts.append((i + 1, "".join(reversed(stack)).translate(_CLOSERS)))
+    for end, closers in reversed(cuts):
+        try:
+            return json.loads(text[start:end] + closers)
+        except ValueError:
+            continue
+    raise ParseError(f"no complete JSON value in {' '.join(text.split())[:80]!r}", raw=text)
+
+
+_CLOSERS = str.maketrans("[{", "]}")
+
+
 def parse_json_lenient(text: str) -> Any:
     """Parse JSON from model text: plain, fenced, embedded in prose, or with trailing commas.
 
@@ -74,12 +117,16 @@ def ask_json(
     usage: Usage | None = None,
     max_tokens: int = 512,
     reask: bool = True,
+    salvage: bool = False,
 ) -> tuple[T, list[Completion]]:
     """Ask for JSON under ``schema`` and turn it into a value with ``convert``.
 
     ``convert`` raises ParseError (or ValueError/KeyError/TypeError) on a wrong shape. On a
     failure the model is asked once more, shown its output and the error; a second failure
-    raises ParseError with the last raw text. Returns the value and the completions made.
+    raises ParseError with the last raw text. With ``salvage``, a reply cut off mid-way keeps
+    its finished items (see ``salvage_truncated``) instead of being re-asked: for list-shaped
+    answers such as extracted triples, where a model that loops or rambles until the token
+    limit has usually said what it had to first. Returns the value and the completions made.
     """
     completions: list[Completion] = []
     attempt_messages = list(messages)
@@ -94,6 +141,11 @@ def ask_json(
             return convert(data), completions
         except ParseError as e:
             last_error = ParseError(str(e), raw=c.text)
+            if salvage:
+                try:
+                    return convert(salvage_truncated(c.text)), completions
+                except (ParseError, ValueError, KeyError, TypeError, AttributeError):
+                    pass
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             last_error = ParseError(f"model output has the wrong shape: {e}", raw=c.text)
         attempt_messages = [
