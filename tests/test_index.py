@@ -257,3 +257,24 @@ def test_reopen_with_the_embedder_named_in_the_manifest(tmp_path: Path, docs: li
         ix.add(docs, llm=openie_llm())
     with TripleIndex.open(tmp_path / "ix") as ix:
         assert ix.embedder.name == ix.manifest.embedder == "minilm-l6-v2-int8"
+
+
+def test_export_openie_round_trips_through_import(tmp_path: Path, docs: list[Document], capsys) -> None:
+    from t2rag.cli import main
+
+    long_doc = Document("Long", " ".join(f"Alpha is in Borduria {i}." for i in range(80)))  # several chunks
+    with TripleIndex.create(tmp_path / "a", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, llm=openie_llm())
+        ix.add([long_doc], llm=ScriptedLLM(default="garbage"))  # its chunks fail: left out of the export
+        failed = ix.store.counts()["chunks"] - 3
+    out = tmp_path / "out" / "openie.json"
+    assert main(["export-openie", str(tmp_path / "a"), str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote 3 passages' triples to {out}; left out {failed} failed")
+    assert failed > 1 and not out.with_name("openie.json.tmp").exists()
+    with TripleIndex.create(tmp_path / "b", embedder=HashingEmbedder()) as ix:
+        r = ix.add(docs, imported=load_openie(out))  # no LLM: everything comes from the file
+        assert r["failed"] == 0 and r["triples"] > 0
+    a, b = _state(tmp_path / "a"), _state(tmp_path / "b")
+    long_chunks = {c[0] for c in a["chunks"] if c[1] == "Long"}
+    assert b["triples"] == [t for t in a["triples"] if t[0] not in long_chunks]
+    assert b["chunks"] == [c for c in a["chunks"] if c[0] not in long_chunks]

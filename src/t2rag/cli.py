@@ -95,6 +95,17 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_export_openie(args: argparse.Namespace) -> int:
+    from t2rag.index import TripleIndex
+
+    with TripleIndex.open(args.index) as ix:
+        r = ix.export_openie(args.out)
+    print(f"wrote {r['passages']} passages' triples to {args.out}"
+          + (f"; left out {r['failed']} failed" if r["failed"] else "")
+          + (f"; left out {r['not_extracted']} chunks not yet extracted" if r["not_extracted"] else ""))
+    return EXIT_OK
+
+
 def cmd_delete(args: argparse.Namespace) -> int:
     from t2rag.index import TripleIndex
 
@@ -136,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     p.add_argument("--samples", type=int, default=5, help="sample chunks to show (5)")
     p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("export-openie", help="write an index's extracted triples as a HippoRAG OpenIE file "
+                       "(reusable with --openie-from)")
+    p.add_argument("index", metavar="DIR")
+    p.add_argument("out", metavar="FILE.json")
+    p.set_defaults(func=cmd_export_openie)
 
     p = sub.add_parser("delete", help="delete documents (by title) and everything only they support")
     p.add_argument("index", metavar="DIR")

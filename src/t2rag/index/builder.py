@@ -21,7 +21,7 @@ from t2rag.errors import IndexNotFoundError
 from t2rag.index import openie
 from t2rag.index.chunking import chunk_document
 from t2rag.index.corpus import Document
-from t2rag.index.importer import Extraction
+from t2rag.index.importer import Extraction, write_openie
 from t2rag.index.manifest import MANIFEST, Manifest
 from t2rag.index.store import OpenIERecord, Store
 from t2rag.llm.base import LLM, parallelism
@@ -216,6 +216,18 @@ class TripleIndex:
         self.manifest.counts = self.store.counts()
         self.manifest.save(self.directory)
         return {**result, "documents": len(titles) - len(missing), "not_found": len(missing)}
+
+    def export_openie(self, path: str | Path) -> dict[str, int]:
+        """Write every successful extraction (LLM or imported) as a HippoRAG OpenIE file: reuse
+        it with ``--openie-from`` for another embedder or index, or to resume extraction on
+        another machine. Failed and not-yet-extracted chunks are left out (and counted)."""
+        records = self.store.openie_records()
+        ok = [r for r in records if r.error is None]
+        chunks = self.store.get_chunks(r.chunk_id for r in ok)
+        written = write_openie(path, ((chunks[r.chunk_id], Extraction(r.entities, r.triples))
+                                      for r in ok if r.chunk_id in chunks))
+        total = self.store.counts()["chunks"]
+        return {"passages": written, "failed": len(records) - len(ok), "not_extracted": total - len(records)}
 
     def inspect(self, samples: int = 5) -> dict[str, Any]:
         """Counts, configs, sample triples and failed chunks, as plain data."""

@@ -1,13 +1,15 @@
-"""Import existing OpenIE output (HippoRAG v1 and HippoRAG2 files), matched to chunks by passage."""
+"""OpenIE files in HippoRAG's format: import (v1 and HippoRAG2), matched to chunks by passage, and export."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import InputError
-from t2rag.types import Triple
+from t2rag.types import Chunk, Triple
 
 
 @dataclass(frozen=True)
@@ -64,3 +66,24 @@ def load_openie(path: str | Path) -> dict[str, Extraction]:
         if isinstance(d.get("idx"), str):
             out[d["idx"]] = ex
     return out
+
+
+def write_openie(path: str | Path, extractions: Iterable[tuple[Chunk, Extraction]]) -> int:
+    """Write extractions as a HippoRAG2 OpenIE file (``docs[{idx, passage, extracted_entities,
+    extracted_triples}]``) that ``load_openie`` (and HippoRAG2) reads back. The file is written
+    to a temporary name and renamed, so an interrupted export leaves no half file. Returns the
+    number of passages written."""
+    p = Path(path)
+    docs = [
+        {"idx": c.id, "passage": c.passage, "extracted_entities": ex.entities,
+         "extracted_triples": [t.as_list() for t in ex.triples]}
+        for c, ex in extractions
+    ]
+    tmp = p.with_name(p.name + ".tmp")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps({"docs": docs}, ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError as e:
+        raise InputError(f"cannot write {p}: {e.strerror or e}") from None
+    return len(docs)
