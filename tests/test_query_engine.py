@@ -132,6 +132,15 @@ def test_max_rounds_and_single_round_ablation(index_dir: Path) -> None:
     assert one.unresolved == [["Christopher Nolan", "born in", "?city"]]
 
 
+def test_question_query_option_adds_the_question_to_round_one_only(index_dir: Path) -> None:
+    q = "Where was the director of Inception born?"
+    a = ask(index_dir, scripted(TWO_HOP), q, question_query=True)
+    assert a.termination == "complete" and a.answer == "London"
+    assert [r.queries for r in a.rounds] == [["Inception directed by", q], ["Christopher Nolan born in"]]
+    assert a.config["question_query"] is True
+    assert ask(index_dir, scripted(TWO_HOP), q).rounds[0].queries == ["Inception directed by"]  # off by default
+
+
 def test_early_stop_when_searched_triple_stays_unresolved(index_dir: Path) -> None:
     llm = scripted({"triples": [["Inception", "score composed by", "?composer"]]})
     a = ask(index_dir, llm, rounds=3)

@@ -120,3 +120,5 @@ def test_search_plan_triples_or_question_fallback() -> None:
     assert (mode, queries) == ("triples", ["A r"]) and searched == s0.to_search
     s1 = apply_bindings(s0, [], 1)
     assert search_plan(s1, "  What   is it? ") == ("question", (), ["What is it?"])
+    assert search_plan(s0, " What? ", with_question=True)[2] == ["A r", "What?"]
+    assert search_plan(s1, "What?", with_question=True) == ("question", (), ["What?"])  # not twice

@@ -20,10 +20,13 @@ def _query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, default=5, dest="k_chunks", help="unique source chunks per retrieval (5)")
     p.add_argument("--no-lookback", action="store_true",
                    help="resolution sees retrieved propositions only, not their source chunks (ablation)")
+    p.add_argument("--question-query", action="store_true",
+                   help="round 1 also searches with the question itself (not in the paper)")
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
-    return {"rounds": args.rounds, "k_chunks": args.k_chunks, "lookback": not args.no_lookback}
+    return {"rounds": args.rounds, "k_chunks": args.k_chunks, "lookback": not args.no_lookback,
+            "question_query": args.question_query}
 
 
 # --- printing ---------------------------------------------------------------------

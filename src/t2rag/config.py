@@ -98,6 +98,9 @@ class QueryConfig:
     lookback: bool = True  # resolution sees the source chunks, not only propositions
     synth_chunks: bool = True  # after an early/forced stop, synthesis also sees last chunks
     max_tokens: int = 512
+    # Not in the paper: round 1 also searches with the question itself, pooled with the query
+    # triples under the same chunk budget (a guard against a decomposition that misses a hop).
+    question_query: bool = False
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:

@@ -9,6 +9,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
     "t2rag_nolookback": {"lookback": False},
+    "t2rag_question": {"question_query": True},  # not in the paper: see QueryConfig.question_query
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

@@ -45,7 +45,8 @@ def answer_question(question: str, llm: LLM, retriever: Retriever, config: Query
     state = initial_state(run.decompose().triples)
     reason = stop_reason(state, 0, run.config.rounds)
     while reason is None:
-        mode, searched, queries = search_plan(state, question)
+        mode, searched, queries = search_plan(state, question,
+                                              with_question=run.config.question_query and run.round_no == 0)
         evidence = run.retrieve(queries)
         resolution = run.resolve(state, evidence, in_order=mode == "triples")
         updated = apply_bindings(state, resolution.bindings, run.round_no)
@@ -67,13 +68,17 @@ def stop_reason(state: QueryState, rounds_done: int, max_rounds: int, *, stalled
     return None
 
 
-def search_plan(state: QueryState, question: str) -> tuple[str, tuple[TrackedTriple, ...], list[str]]:
-    """(mode, triples searched, query texts) for the next round: the newly searchable triples,
-    or -- when none are new but fuzzy ones remain -- the question itself (the paper's fallback)."""
+def search_plan(
+    state: QueryState, question: str, *, with_question: bool = False
+) -> tuple[str, tuple[TrackedTriple, ...], list[str]]:
+    """(mode, triples searched, query texts) for the next round: the newly searchable triples
+    (and, ``with_question``, the question too), or -- when none are new but fuzzy ones remain --
+    the question itself (the paper's fallback)."""
+    q_text = " ".join(question.split())
     queries = list(dict.fromkeys(q for t in state.to_search if (q := t.current.query_text())))
     if queries:
-        return "triples", state.to_search, queries
-    return "question", (), [" ".join(question.split())]
+        return "triples", state.to_search, queries + ([q_text] if with_question and q_text not in queries else [])
+    return "question", (), [q_text]
 
 
 @dataclass
