@@ -93,6 +93,29 @@ def test_resume_after_kill_mid_run(tmp_path: Path) -> None:
     assert [r["id"] for r in _lines(pred)] == ["2hop__1", "2hop__2", "2hop__3"]
 
 
+def test_interrupted_index_build_keeps_its_cost_and_resumes(tmp_path: Path) -> None:
+    from t2rag.eval.report import index_cost
+
+    out = tmp_path / "run"
+    calls: list[int] = []
+
+    def dies_in_openie(messages: list[dict[str, str]]) -> str:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # stopped while extracting the second chunk
+        return bench_reply(messages)
+
+    with pytest.raises(KeyboardInterrupt):
+        _run(out, ScriptedLLM(default=dies_in_openie), "t2rag", 1, cache=False)
+    (entry,) = json.loads((out / "index.json").read_text())
+    assert entry["interrupted"] is True and entry["usage"]["openie"]["calls"] == 2
+    again = scripted()
+    _run(out, again, "t2rag", 1, cache=False)
+    first, second = json.loads((out / "index.json").read_text())
+    assert "interrupted" not in second and second["extracted"] == second["counts"]["chunks"] - 1  # the rest only
+    assert index_cost(out)["llm_calls"] == 2 + second["usage"]["openie"]["calls"]
+
+
 def test_llm_cache_serves_a_rerun(tmp_path: Path) -> None:
     _run(tmp_path / "a", scripted(), "nor", 2)
     rerun = scripted()

@@ -64,10 +64,13 @@ def build_index(
     embedder: Embedder,
     openie_from: str | Path | None,
     progress: bool = True,
+    usage: Usage | None = None,
 ) -> dict[str, Any]:
     """Build or reuse the index the methods need; returns its cost (LLM usage, seconds).
 
-    OpenIE runs only when a T2RAG method is asked for; chunk vectors only for dense ones."""
+    OpenIE runs only when a T2RAG method is asked for; chunk vectors only for dense ones.
+    ``usage`` (when given) accumulates the LLM usage as it happens, so an interrupted build's
+    cost is known too."""
     from t2rag.index.importer import load_openie
 
     t0 = time.perf_counter()
@@ -75,7 +78,7 @@ def build_index(
     # Always load an OpenIE file when given: it decides how passages are chunked, so the index
     # is the same whichever methods ran first.
     imported = load_openie(openie_from) if openie_from else None
-    usage = Usage()
+    usage = usage if usage is not None else Usage()
     with BuildBar(disable=not progress) as bar, TripleIndex.create(directory, embedder=embedder) as ix:
         report = ix.add(docs, llm=llm if needs_triples else None, imported=imported, usage=usage, progress=bar)
         chunk_vectors = ix.ensure_chunk_vectors() if {"standard", "ircot"} & set(methods) else 0

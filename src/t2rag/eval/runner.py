@@ -29,6 +29,7 @@ from t2rag.eval.metrics import best_em, best_f1, recall_at_k
 from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.cache import CachedLLM
 from t2rag.llm.registry import get_llm
+from t2rag.types import Usage
 
 LLMLike = str | LLM
 _CHECKED_KEYS = ("dataset", "llm", "embedder", "openie_from")
@@ -119,9 +120,20 @@ def _prepare_index(
     ix_dir: Path, out: Path, dataset: str, data_dir: str | Path, names: list[str],
     llm: LLM, embedder: Embedder, openie_from: str | Path | None, progress: bool,
 ) -> None:
-    """Build or reuse the index; its cost goes to ``index.json``, apart from the questions'."""
+    """Build or reuse the index; its cost goes to ``index.json``, apart from the questions'.
+
+    An interrupted build (Ctrl-C) keeps every chunk it committed, and its cost so far is
+    recorded as an ``interrupted`` entry, so a build spread over several runs is costed whole."""
     docs = load_dataset_corpus(dataset, data_dir)
-    build = build_index(ix_dir, docs, names, llm=llm, embedder=embedder, openie_from=openie_from, progress=progress)
+    usage = Usage()
+    t0 = time.perf_counter()
+    try:
+        build = build_index(ix_dir, docs, names, llm=llm, embedder=embedder, openie_from=openie_from,
+                            progress=progress, usage=usage)
+    except KeyboardInterrupt:
+        _append_json_list(out / "index.json", {"index_dir": str(ix_dir), "interrupted": True,
+                                               "seconds": round(time.perf_counter() - t0, 3), "usage": usage.to_dict()})
+        raise
     _append_json_list(out / "index.json", {"index_dir": str(ix_dir), **build})
 
 
