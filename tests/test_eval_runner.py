@@ -113,7 +113,9 @@ def test_interrupted_index_build_keeps_its_cost_and_resumes(tmp_path: Path) -> N
     _run(out, again, "t2rag", 1, cache=False)
     first, second = json.loads((out / "index.json").read_text())
     assert "interrupted" not in second and second["extracted"] == second["counts"]["chunks"] - 1  # the rest only
-    assert index_cost(out)["llm_calls"] == 2 + second["usage"]["openie"]["calls"]
+    cost = index_cost(out)
+    assert cost["llm_calls"] == 2 + second["usage"]["openie"]["calls"] and cost["counts"] == second["counts"]
+    assert "2 build(s) (1 interrupted, then resumed)" in (out / "report.md").read_text()
 
 
 def test_llm_cache_serves_a_rerun(tmp_path: Path) -> None:

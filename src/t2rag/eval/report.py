@@ -42,15 +42,17 @@ def _read(path: Path) -> Any:
 def index_cost(run_dir: Path) -> dict[str, Any]:
     """The index builds this run did (summed): seconds and LLM usage, apart from questions."""
     builds = _read(run_dir / "index.json") or []
-    total = {"builds": len(builds), "seconds": 0.0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    total = {"builds": len(builds), "interrupted": sum(bool(b.get("interrupted")) for b in builds),
+             "seconds": 0.0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
     for b in builds:
         t = (b.get("usage") or {}).get("total") or {}
         total["seconds"] += float(b.get("seconds", 0.0))
         total["llm_calls"] += int(t.get("calls", 0))
         total["prompt_tokens"] += int(t.get("prompt_tokens", 0))
         total["completion_tokens"] += int(t.get("completion_tokens", 0))
-    if builds:
-        total["counts"] = builds[-1].get("counts", {})
+    finished = [b for b in builds if "counts" in b]
+    if finished:
+        total["counts"] = finished[-1]["counts"]
     return total
 
 
@@ -125,7 +127,9 @@ def index_lines(runs: list[tuple[str, dict[str, Any]]]) -> str:
         ix = m["index"]
         counts = ix.get("counts", {})
         out.append(
-            f"- {label}: {ix['builds']} build(s), {ix['seconds']:.1f} s, {ix['llm_calls']} LLM calls, "
+            f"- {label}: {ix['builds']} build(s)"
+            + (f" ({ix['interrupted']} interrupted, then resumed)" if ix.get("interrupted") else "")
+            + f", {ix['seconds']:.1f} s, {ix['llm_calls']} LLM calls, "
             f"{ix['prompt_tokens']:,} prompt + {ix['completion_tokens']:,} completion tokens; "
             f"{counts.get('chunks', 0):,} chunks, {counts.get('propositions', 0):,} propositions"
         )
