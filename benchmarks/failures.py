@@ -5,7 +5,8 @@ Each failed question is asked again through the same response cache (so no new L
 the same replies), which gives the full trace. The rules, applied in order:
 
 * decomposition -- the question fell back to itself, or the decomposition has fewer query
-  triples than the question has hops (MuSiQue ids say: 2hop, 3hop, 4hop);
+  triples than the question has hops (MuSiQue ids say: 2hop, 3hop, 4hop; HotpotQA and
+  2WikiMultihopQA questions count as 2 hops);
 * retrieval miss -- no gold answer (or alias) occurs in any retrieved proposition or chunk;
 * resolution -- the gold answer was retrieved but is in no binding the model made;
 * synthesis -- a binding held the gold answer but the final answer is wrong.
@@ -25,6 +26,9 @@ from t2rag.api import T2RAG
 from t2rag.eval.metrics import normalize_answer
 from t2rag.llm import CachedLLM, get_llm
 from t2rag.llm.cache import default_cache_dir
+
+
+TWO_HOP_SETS = {"hotpotqa": 2, "2wikimultihopqa": 2}
 
 
 def contains(text: str, golds: list[str]) -> bool:
@@ -65,7 +69,8 @@ def main() -> None:
                 found = rag.index.store.get_chunks([c["id"] for c in rd["chunks"]])
                 rd["chunk_texts"] = [found[c["id"]].passage for c in rd["chunks"] if c["id"] in found]
             m = re.match(r"(\d)hop", str(r["id"]))
-            kind = classify(a, r["gold"], int(m.group(1)) if m else None)
+            hops = int(m.group(1)) if m else TWO_HOP_SETS.get(info["dataset"])
+            kind = classify(a, r["gold"], hops)
             hits = a["usage"]["total"]["cache_hits"]
             out.append({"id": r["id"], "class": kind, "answer": a["answer"], "gold": r["gold"][0],
                         "decomposition": a["decomposition"]["triples"], "replayed_from_cache": hits})
