@@ -27,7 +27,6 @@ from t2rag.eval.metrics import normalize_answer
 from t2rag.llm import CachedLLM, get_llm
 from t2rag.llm.cache import default_cache_dir
 
-
 TWO_HOP_SETS = {"hotpotqa": 2, "2wikimultihopqa": 2}
 
 
