@@ -21,6 +21,7 @@ GOOD = {"triples": [["a", "b", "c"]]}
         '{"triples": [["a", "b", "c"],]}',
         '```\n{"triples": [["a", "b", "c"]],}\n```',
         'noise {not json} then {"triples": [["a", "b", "c"]]}',
+        'He said "here it is: {"triples": [["a", "b", "c"]]}',
     ],
 )
 def test_lenient_parser_recovers_json(text: str) -> None:
@@ -68,6 +69,7 @@ def test_second_failure_raises_with_last_raw() -> None:
         ('{"triples": [["a", "b", "c"], [', {"triples": [["a", "b", "c"]]}),
         ('{"entities": ["x", "y\\"z", "w', {"entities": ["x", 'y"z']}),
         ('Here: {"entities": ["x", "y"]} and more', {"entities": ["x", "y"]}),
+        ('{"entities": ["a ] b", "c { d", "e', {"entities": ["a ] b", "c { d"]}),
     ],
 )
 def test_salvage_keeps_the_finished_items_of_cut_off_json(text: str, expected: object) -> None:

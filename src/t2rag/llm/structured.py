@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from t2rag.errors import ParseError
@@ -17,14 +17,13 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
-def _balanced_spans(text: str) -> list[str]:
-    """Every top-level {...} or [...] span, scanning brackets outside strings."""
-    spans: list[str] = []
+def _structure(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """Positions of JSON structure outside strings: each bracket, and each '"' that ends a
+    string. Strings count only inside brackets, so a stray quote in prose swallows nothing."""
     depth = 0
-    start = -1
-    in_str = False
-    escape = False
-    for i, ch in enumerate(text):
+    in_str = escape = False
+    for i in range(start, len(text)):
+        ch = text[i]
         if in_str:
             if escape:
                 escape = False
@@ -32,14 +31,28 @@ def _balanced_spans(text: str) -> list[str]:
                 escape = True
             elif ch == '"':
                 in_str = False
-            continue
-        if ch == '"' and depth > 0:
+                yield i, ch
+        elif ch == '"' and depth > 0:
             in_str = True
         elif ch in "{[":
+            depth += 1
+            yield i, ch
+        elif ch in "}]" and depth > 0:
+            depth -= 1
+            yield i, ch
+
+
+def _balanced_spans(text: str) -> list[str]:
+    """Every top-level {...} or [...] span."""
+    spans: list[str] = []
+    depth = 0
+    start = -1
+    for i, ch in _structure(text):
+        if ch in "{[":
             if depth == 0:
                 start = i
             depth += 1
-        elif ch in "}]" and depth > 0:
+        elif ch in "}]":
             depth -= 1
             if depth == 0:
                 spans.append(text[start : i + 1])
@@ -56,24 +69,13 @@ def salvage_truncated(text: str) -> Any:
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     cuts: list[tuple[int, str]] = []  # (end of a finished value, closers for what is still open)
     stack: list[str] = []
-    in_str = escape = False
-    for i in range(max(start, 0), len(text) if start >= 0 else 0):
-        ch = text[i]
-        if in_str:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_str = False
-                if stack and stack[-1] == "[":  # a finished string element (object keys are not cut points)
-                    cuts.append((i + 1, "".join(reversed(stack)).translate(_CLOSERS)))
-            continue
+    for i, ch in _structure(text, start) if start >= 0 else ():
         if ch == '"':
-            in_str = True
+            if stack and stack[-1] == "[":  # a finished string element (object keys are not cut points)
+                cuts.append((i + 1, "".join(reversed(stack)).translate(_CLOSERS)))
         elif ch in "{[":
             stack.append(ch)
-        elif ch in "}]" and stack:
+        else:
             stack.pop()
             if not stack:
                 break
