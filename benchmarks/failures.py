@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from t2rag.api import T2RAG
+from t2rag.eval import T2RAG_CONFIGS
 from t2rag.eval.metrics import normalize_answer
 from t2rag.llm import CachedLLM, get_llm
 from t2rag.llm.cache import default_cache_dir
@@ -51,7 +52,7 @@ def classify(answer: dict, golds: list[str], hops: int | None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("run", type=Path)
-    ap.add_argument("--method", default="t2rag")
+    ap.add_argument("--method", default="t2rag", choices=sorted(T2RAG_CONFIGS))
     ap.add_argument("--limit", type=int, default=20)
     args = ap.parse_args()
     info = json.loads((args.run / "run.json").read_text())
@@ -59,7 +60,7 @@ def main() -> None:
     failed = [r for r in rows if not r["em"]][: args.limit]
     index = next(args.run.parent.glob(f"indexes/{info['dataset']}-*"))
     llm = CachedLLM(get_llm(info["llm"]), default_cache_dir() / "llm-cache.sqlite")
-    config = {"t2rag": {}, "t2rag_single": {"rounds": 1}, "t2rag_nolookback": {"lookback": False}}[args.method]
+    config = T2RAG_CONFIGS[args.method]
     out = []
     with T2RAG.open(index, llm=llm) as rag:
         for r in failed:
