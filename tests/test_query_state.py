@@ -45,6 +45,12 @@ def test_parse_triples_accepts_lists_and_objects() -> None:
     assert [t.kind for t in ts] == ["searchable", "fuzzy"]
 
 
+def test_parse_triples_drops_repeats_after_naming_placeholders() -> None:
+    reply = [["A", "b", "?C"], ["B", "c", "D"], ["A", "b", "?c"], ["B", "c", "D"], ["E", "f", "?"]]
+    ts = parse_triples({"triples": reply})
+    assert ts == [Q("A", "b", "?c"), Q("B", "c", "D"), Q("E", "f", "?unknown1")]
+
+
 def test_initial_state_classifies_and_searches_every_searchable() -> None:
     s = initial_state([Q("A", "r", "B"), Q("A", "r", "?x"), Q("?x", "s", "?y")])
     assert [t.current for t in s.resolved] == [Q("A", "r", "B")]

@@ -66,7 +66,8 @@ def parse_triples(data: Any) -> list[QueryTriple]:
         if not (s or o):
             raise ValueError("a triple has neither subject nor object")
         triples.append(QueryTriple(s, p, o))
-    return name_placeholders(triples)
+    # A small model may repeat a triple verbatim; one copy is searched and resolved once.
+    return list(dict.fromkeys(name_placeholders(triples)))
 
 
 def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
