@@ -20,10 +20,10 @@ from t2rag.types import Triple
 def scripted() -> ScriptedLLM:
     return ScriptedLLM(
         rules=[
-            ("Placeholders to fill", {"bindings": [{"placeholder": "?town", "value": "Alpha", "evidence": [1]}]}),
+            ("Placeholders to fill", {"bindings": [{"placeholder": "?answer", "value": "Alpha", "evidence": [1]}]}),
             ("Write the answer", {"answer": "Alpha"}),
         ],
-        default={"triples": [["?town", "is in", "Borduria"]]},
+        default={"triples": [["?answer", "is in", "Borduria"]]},
     )
 
 
@@ -53,7 +53,7 @@ def test_ask_prints_answer_facts_and_sources(index: Path, capsys: Any) -> None:
 
 def test_ask_trace_and_json(index: Path, capsys: Any) -> None:
     code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--trace"], capsys)
-    assert code == 0 and "Round 1" in out and "bound ?town = Alpha" in out and "query: is in Borduria" in out
+    assert code == 0 and "Round 1" in out and "bound ?answer = Alpha" in out and "query: is in Borduria" in out
     code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--json"], capsys)
     d = json.loads(out)
     assert d["answer"] == "Alpha" and d["termination"] == "complete" and d["usage"]["total"]["calls"] == 3

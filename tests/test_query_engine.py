@@ -14,6 +14,7 @@ from t2rag.answer import Answer
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import ConfigError
+from t2rag.eval import PAPER
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
@@ -71,14 +72,15 @@ def scripted(decomposition: Any, resolver: Any = oracle, answer: Any = None, rea
         (r"Retrieved facts:", resolver),
         (r"Write the answer", answer if answer is not None else {"answer": "London"}),
         (r"could not be used", reask if reask is not None else "still not JSON"),
-        (r"^Question:", decomposition),
+        (r"(?m)^Question:", decomposition),
     ]
     return ScriptedLLM(rules=rules)
 
 
 def ask(index_dir: Path, llm: ScriptedLLM, question: str = "Q?", **config: Any) -> Answer:
+    """The paper's algorithm (these tests pin its round mechanics) unless ``config`` says otherwise."""
     with T2RAG.open(index_dir, llm=llm) as rag:
-        return rag.ask(question, config)
+        return rag.ask(question, {**PAPER, **config})
 
 
 def prompts(llm: ScriptedLLM, marker: str) -> list[str]:
@@ -256,7 +258,7 @@ def test_ask_many_keeps_order_and_reports(index_dir: Path) -> None:
     seen: list[int] = []
     llm = scripted(TWO_HOP)
     with T2RAG.open(index_dir, llm=llm) as rag:
-        answers = rag.ask_many(["q0", "q1", "q2"], {"rounds": 3}, concurrency=2,
+        answers = rag.ask_many(["q0", "q1", "q2"], {**PAPER, "rounds": 3}, concurrency=2,
                                on_answer=lambda i, _a: seen.append(i))
     assert [x.question for x in answers] == ["q0", "q1", "q2"] and sorted(seen) == [0, 1, 2]
     assert all(x.termination == "complete" for x in answers)

@@ -103,6 +103,7 @@ class DecompositionRecord:
     triples: list[TripleList]
     fallback: bool  # the question itself stood in as the only query
     error: str | None
+    problems: list[str] = field(default_factory=list)  # checks still failed after the re-ask
 
 
 @dataclass
@@ -129,6 +130,9 @@ class Answer:
     errors: list[str] = field(default_factory=list)  # every stage's recovered failure, in order
     model: str = ""  # the LLM's name
     prompts: dict[str, str] = field(default_factory=dict)  # prompt name -> hash
+    answer_path: str = "facts"  # "facts": resolved triples only; "facts+passages": passages too
+    answer_chunks: list[ChunkRef] = field(default_factory=list)  # the passages the answer read
+    grounding: list[PropositionRef] = field(default_factory=list)  # retrieved for the question itself
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,5 +147,7 @@ class Answer:
                 "rounds": [RoundTrace.from_dict(r) for r in d["rounds"]],
                 "timing": Timing(**d["timing"]),
                 "errors": list(d.get("errors", [])),
+                "answer_chunks": [ChunkRef(**c) for c in d.get("answer_chunks", [])],
+                "grounding": [PropositionRef(**p) for p in d.get("grounding", [])],
             }
         )

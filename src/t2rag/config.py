@@ -90,18 +90,37 @@ class IndexConfig:
 
 @dataclass(frozen=True)
 class QueryConfig:
-    """The online algorithm's knobs (paper defaults: N = 3 rounds, k = 5 unique chunks)."""
+    """The online algorithm's knobs (paper defaults: N = 3 rounds, k = 5 unique chunks).
+
+    Beyond the paper, on by default because they were measured to help a small model (README,
+    "What each change bought"): ``hybrid`` evidence (dense + BM25 fused), ``grounded``
+    decomposition (the model sees the top facts retrieved for the question first), bounded
+    resolve prompts (``resolve_facts``, ``lookback_passages``) and the never-worse answer path
+    (``answer_passages``: after a stop that is not ``complete``, the answer also reads the best
+    passages of every retrieval, the question's own included)."""
 
     rounds: int = 3
     k_chunks: int = 5
     top_m: int = 50  # candidates fetched per query proposition before pooling
     lookback: bool = True  # resolution sees the source chunks, not only propositions
-    synth_chunks: bool = True  # after an early/forced stop, synthesis also sees last chunks
+    synth_chunks: bool = True  # after an early/forced stop, synthesis also sees passages
     max_tokens: int = 512
     # Not in the paper: round 1 also searches with the question itself, pooled with the query
     # triples under the same chunk budget (a guard against a decomposition that misses a hop).
     question_query: bool = False
+    hybrid: bool = True  # fuse dense and BM25 rankings of propositions (reciprocal rank fusion)
+    grounded: bool = True  # decompose after seeing the top facts retrieved for the question
+    check_decomposition: bool = True  # re-ask once when the triples fail decompose.check
+    ground_facts: int = 6  # how many of those facts the decomposition prompt shows
+    resolve_facts: int = 10  # at most this many retrieved facts per resolve call
+    lookback_passages: int = 2  # source passages (of the best facts) per resolve call
+    # Passages the answer reads after a stop other than ``complete``, picked in turn from the
+    # question's retrieval and each round's (0: the paper's behaviour, the last round's chunks).
+    answer_passages: int = 5
+    passages_when_complete: bool = False  # also read passages after natural completion
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:
             raise ConfigError("rounds, k_chunks and top_m must be >= 1")
+        if min(self.ground_facts, self.resolve_facts, self.lookback_passages, self.answer_passages) < 0:
+            raise ConfigError("ground_facts, resolve_facts, lookback_passages and answer_passages must be >= 0")

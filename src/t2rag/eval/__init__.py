@@ -5,11 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 # Kept here, import-light, so the CLI can list methods without loading the index stack.
+# The paper's algorithm, with none of the additions QueryConfig turns on by default.
+PAPER: dict[str, Any] = {"hybrid": False, "grounded": False, "check_decomposition": False, "resolve_facts": 0,
+                         "lookback_passages": 5, "answer_passages": 0}
 T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
     "t2rag_nolookback": {"lookback": False},
     "t2rag_question": {"question_query": True},  # not in the paper: see QueryConfig.question_query
+    "t2rag_paper": PAPER,
+    # each addition switched off on its own (the per-change ablation table)
+    "t2rag_dense": {"hybrid": False},
+    "t2rag_blind": {"grounded": False},
+    "t2rag_unchecked": {"check_decomposition": False},
+    "t2rag_fullresolve": {"resolve_facts": 0, "lookback_passages": 5},
+    "t2rag_factsonly": {"answer_passages": 0},
+    "t2rag_passages": {"passages_when_complete": True},  # candidate: passages on every path
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

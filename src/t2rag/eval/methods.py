@@ -40,11 +40,16 @@ class T2RAGMethod:
 
     def predict(self, question: str) -> Prediction:
         d = self.engine.ask(question, config=self.config).to_dict()
-        ids = list(dict.fromkeys(c["id"] for r in d.get("rounds", []) for c in r.get("chunks", [])))
+        # Ranked as the method used them: what the answer read, each round's, the question's own.
+        ids = list(dict.fromkeys([c["id"] for c in d.get("answer_chunks", [])]
+                                 + [c["id"] for r in d.get("rounds", []) for c in r.get("chunks", [])]
+                                 + [c for p in d.get("grounding", []) for c in p.get("chunk_ids", [])]))
         found = self.store.get_chunks(ids)
         chunks: list[Chunk] = [found[i] for i in ids if i in found]
         extra = {
             "termination": d.get("termination"),
+            "answer_path": d.get("answer_path"),
+            "decomposition": d.get("decomposition"),
             "rounds": len(d.get("rounds", [])),
             "resolved": [r.get("triple") for r in d.get("resolved", [])],
             "unresolved": d.get("unresolved", []),

@@ -24,6 +24,7 @@ import numpy as np
 
 from t2rag.config import StoreConfig
 from t2rag.errors import IndexLockedError
+from t2rag.index.lexical import LexicalIndex, clean_temp
 from t2rag.index.vectors import build_index, load_if_current, save_atomic
 from t2rag.types import Chunk, Proposition, Triple
 
@@ -102,7 +103,9 @@ class Store:
         if writer:
             self.db.executescript(SCHEMA)
             self.db.commit()
+            clean_temp(self.dir)
         self._index: faiss.Index | None = None
+        self._lexical: LexicalIndex | None = None
         self._chunk_index: tuple[faiss.Index, list[str]] | None = None
 
     # --- locking -------------------------------------------------------------
@@ -302,9 +305,26 @@ class Store:
             inner.nprobe = self.cfg.ivf_nprobe
 
     def save_vectors(self) -> None:
+        """Save the derived search structures: the FAISS vectors and the BM25 index."""
         if self.cfg.index_type == "ivf":
             self._index = None  # IVF is retrained from all vectors rather than appended to
         save_atomic(self.index(), self.dir / "vectors.faiss", self.generation())
+        lexical = self.lexical()
+        if not lexical.saved:
+            lexical.save(self.dir)
+
+    @_locked
+    def lexical(self) -> LexicalIndex:
+        """BM25 over proposition texts: the saved one if current, else built from SQLite."""
+        gen = self.generation()
+        if self._lexical is None or self._lexical.generation != gen:
+            self._lexical = LexicalIndex.load_if_current(self.dir, gen) or LexicalIndex.build(
+                self.db.execute("SELECT id, text FROM propositions ORDER BY rowid"), gen)
+        return self._lexical
+
+    def search_lexical(self, queries: list[str], top_m: int) -> list[list[tuple[str, float]]]:
+        """For each query text, up to ``top_m`` (proposition id, BM25 score), best first."""
+        return self.lexical().search(queries, top_m)
 
     @_locked
     def search(self, vectors: np.ndarray, top_m: int) -> list[list[tuple[str, float]]]:

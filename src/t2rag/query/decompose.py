@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from t2rag.errors import ParseError
 from t2rag.llm.base import LLM
-from t2rag.llm.structured import ask_json
+from t2rag.llm.structured import ask_json, parse_json_lenient
 from t2rag.prompts import load
 from t2rag.query.state import QueryTriple, canonical, is_placeholder
 from t2rag.types import Usage
@@ -33,11 +35,13 @@ ANSWER_PLACEHOLDER = "?answer"
 
 @dataclass(frozen=True)
 class Decomposition:
-    """The query triples, and whether the question itself had to stand in as the query."""
+    """The query triples, and whether the question itself had to stand in as the query.
+    ``problems`` are the checks (see ``check``) the kept triples still fail after the re-ask."""
 
     triples: tuple[QueryTriple, ...]
     fallback: bool = False
     error: str | None = None
+    problems: tuple[str, ...] = ()
 
 
 def question_triple(question: str) -> QueryTriple:
@@ -93,19 +97,95 @@ def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
 
 
 def decompose(
-    llm: LLM, question: str, *, usage: Usage | None = None, max_tokens: int = 512
+    llm: LLM, question: str, *, usage: Usage | None = None, max_tokens: int = 512,
+    grounding: Sequence[str] = (), checked: bool = True,
 ) -> Decomposition:
     """Decompose ``question``; on unusable output (after one re-ask) fall back to the question.
 
-    A decomposition without any unknown (a claim to verify) also gets the question as a
-    query, so some evidence is retrieved before answering."""
-    messages = load(PROMPT).render(question=question.strip())
+    ``grounding`` are facts retrieved for the question itself, shown before it so the model
+    starts its triples from entities the collection names. A reply that parses but fails a
+    ``check`` is re-asked once with the problems named; if the second reply still fails, the
+    triples are kept and the problems recorded. A decomposition without any unknown (a claim
+    to verify) also gets the question as a query, so some evidence is retrieved."""
+    lines = "".join(f"- {g}\n" for g in grounding)
+    facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
+    messages = load(PROMPT).render(question=question.strip(), grounding=facts)
+
+    def convert(data: Any) -> list[QueryTriple]:
+        triples = parse_triples(data)
+        problems = check(question, triples) if checked else []
+        if problems:
+            raise ValueError("; ".join(problems))
+        return triples
+
+    problems: tuple[str, ...] = ()
     try:
-        triples, _ = ask_json(
-            llm, messages, SCHEMA, parse_triples, stage="decompose", usage=usage, max_tokens=max_tokens
-        )
+        triples, _ = ask_json(llm, messages, SCHEMA, convert, stage="decompose", usage=usage, max_tokens=max_tokens)
     except ParseError as e:
-        return Decomposition((question_triple(question),), fallback=True, error=str(e))
+        try:  # the re-ask still failed a check: keep its triples if they are triples at all
+            triples = parse_triples(parse_json_lenient(e.raw))
+        except (ParseError, ValueError):
+            return Decomposition((question_triple(question),), fallback=True, error=str(e))
+        problems = tuple(check(question, triples))
     if not any(t.placeholders for t in triples):
         triples.append(question_triple(question))
-    return Decomposition(tuple(triples))
+    return Decomposition(tuple(triples), problems=problems)
+
+
+_YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
+_WORD = re.compile(r"\w+")
+
+
+def question_shape(question: str) -> str:
+    """"yes/no", "comparison" (a choice between named options) or "open", by surface form."""
+    q = question.strip()
+    if _YES_NO.match(q):
+        return "yes/no"
+    if re.search(r"\bor\b", q, re.I) and re.match(r"^(which|who|what|whose)\b", q, re.I):
+        return "comparison"
+    return "open"
+
+
+def check(question: str, triples: Sequence[QueryTriple]) -> list[str]:
+    """What makes a decomposition unusable, as short instructions for the re-ask (empty: fine).
+
+    Every triple has three parts; no part restates the question; an open question has the
+    ?answer placeholder and every triple connects to it through shared placeholders; a
+    comparison or yes/no question has a triple per compared item (at least two)."""
+    problems = []
+    if any(not all(t.terms()) for t in triples):
+        problems.append("every triple needs a subject, a predicate and an object")
+    q_words = set(_WORD.findall(question.lower()))
+    for t in triples:
+        for term in t.terms():
+            words = set(_WORD.findall(term.lower()))
+            if len(words) >= 6 and len(words & q_words) >= 0.8 * len(words):
+                problems.append(f"'{term[:60]}' copies the question; split it into short parts")
+                break
+    shape = question_shape(question)
+    if shape == "open":
+        names = [set(t.placeholders) for t in triples]
+        if not any(ANSWER_PLACEHOLDER in n for n in names):
+            problems.append(f"use {ANSWER_PLACEHOLDER} for what the question asks")
+        elif not _connected(names):
+            problems.append(f"link every triple to {ANSWER_PLACEHOLDER} through shared placeholders")
+    elif len(triples) < 2:
+        problems.append("write one triple per compared item")
+    return problems
+
+
+def _connected(names: list[set[str]]) -> bool:
+    """Whether the triples form one component through shared placeholders, ?answer included."""
+    reached = {ANSWER_PLACEHOLDER}
+    todo = [n for n in names if n]
+    if len(todo) < len(names):
+        return False  # a triple with no unknown links to nothing
+    grew = True
+    while grew:
+        grew = False
+        for n in list(todo):
+            if n & reached:
+                reached |= n
+                todo.remove(n)
+                grew = True
+    return not todo

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from t2rag.answer import Answer, DecompositionRecord, RoundTrace, Termination, Timing
+from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Termination, Timing
 from t2rag.config import QueryConfig, to_dict
 from t2rag.index.store import PropositionHit
 from t2rag.llm.base import LLM
@@ -33,7 +33,7 @@ from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
 from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial_state
 from t2rag.query.synthesize import Synthesis, synthesize
-from t2rag.query.trace import resolved_facts, round_trace, triples
+from t2rag.query.trace import prop_ref, resolved_facts, round_trace, triples
 from t2rag.types import Chunk, Usage
 
 PROMPTS = ["decompose", "resolve", "answer"]
@@ -42,6 +42,7 @@ PROMPTS = ["decompose", "resolve", "answer"]
 def answer_question(question: str, llm: LLM, retriever: Retriever, config: QueryConfig | None = None) -> Answer:
     """Answer one question with T2RAG's triple-driven rounds."""
     run = Run(question, llm, retriever, config or QueryConfig())
+    run.ground()
     state = initial_state(run.decompose().triples)
     reason = stop_reason(state, 0, run.config.rounds)
     while reason is None:
@@ -94,6 +95,7 @@ class Run:
     llm_s: float = 0.0
     started: float = field(default_factory=time.perf_counter)
     decomposition: Decomposition | None = None
+    grounding: Evidence | None = None  # retrieved for the question itself, before decomposing
     evidence: list[Evidence] = field(default_factory=list)
     rounds: list[RoundTrace] = field(default_factory=list)
 
@@ -105,33 +107,62 @@ class Run:
         finally:
             self.llm_s += time.perf_counter() - t0
 
+    def ground(self) -> None:
+        """Retrieve for the question itself when the decomposition or the answer will use it."""
+        c = self.config
+        if (c.grounded and c.ground_facts) or c.answer_passages:
+            q_text = " ".join(self.question.split())
+            self.grounding = self.retriever.retrieve([q_text], k_chunks=c.k_chunks, top_m=c.top_m, hybrid=c.hybrid)
+
     def decompose(self) -> Decomposition:
+        c = self.config
+        facts = [p.text for p in self.grounding.propositions[: c.ground_facts]] if self.grounding and c.grounded else []
         with self._llm_time():
-            self.decomposition = decompose(self.llm, self.question, usage=self.usage,
-                                           max_tokens=self.config.max_tokens)
+            self.decomposition = decompose(self.llm, self.question, usage=self.usage, max_tokens=c.max_tokens,
+                                           grounding=facts, checked=c.check_decomposition)
         return self.decomposition
 
     def retrieve(self, queries: list[str]) -> Evidence:
         self.round_no += 1
-        ev = self.retriever.retrieve(queries, k_chunks=self.config.k_chunks, top_m=self.config.top_m)
+        c = self.config
+        ev = self.retriever.retrieve(queries, k_chunks=c.k_chunks, top_m=c.top_m, hybrid=c.hybrid,
+                                     max_facts=c.resolve_facts or None)
         self.evidence.append(ev)
         return ev
 
     def resolve(self, state: QueryState, evidence: Evidence, *, in_order: bool) -> Resolution:
+        c = self.config
         with self._llm_time():
             return resolve(self.llm, self.question, state, evidence, round_no=self.round_no,
-                           lookback=self.config.lookback, usage=self.usage, max_tokens=self.config.max_tokens,
-                           in_order=in_order)
+                           lookback=c.lookback, passages=c.lookback_passages, usage=self.usage,
+                           max_tokens=c.max_tokens, in_order=in_order)
 
     def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
                evidence: Evidence, resolution: Resolution) -> None:
         self.rounds.append(round_trace(self.round_no, mode, searched, before, after, evidence, resolution))
 
     def synthesize(self, state: QueryState, *, natural: bool) -> Synthesis:
-        chunks = self.evidence[-1].chunks if self.evidence and self.config.synth_chunks and not natural else ()
         with self._llm_time():
-            return synthesize(self.llm, self.question, state, natural=natural, chunks=chunks,
+            return synthesize(self.llm, self.question, state, natural=natural, chunks=self.answer_chunks(natural),
                               usage=self.usage, max_tokens=self.config.max_tokens)
+
+    def answer_chunks(self, natural: bool) -> tuple[Chunk, ...]:
+        """Passages for the answer: none after natural completion (the paper's path) unless
+        ``passages_when_complete``; otherwise ``answer_passages`` taken in turn from the question's
+        retrieval and each round's, best first (so the answer never knows less than one read of
+        the question's own evidence), or the paper's last-round chunks when that is 0."""
+        c = self.config
+        if not c.synth_chunks or (natural and not c.passages_when_complete):
+            return ()
+        if not c.answer_passages:
+            return self.evidence[-1].chunks if self.evidence else ()
+        lists = [ev.chunks for ev in ([self.grounding] if self.grounding else []) + self.evidence]
+        picked: dict[str, Chunk] = {}
+        for rank in range(max((len(x) for x in lists), default=0)):
+            for chunks in lists:
+                if rank < len(chunks) and len(picked) < c.answer_passages:
+                    picked.setdefault(chunks[rank].id, chunks[rank])
+        return tuple(picked.values())
 
     def finish(self, state: QueryState, reason: Termination, synthesis: Synthesis) -> Answer:
         props: dict[str, PropositionHit] = {}
@@ -154,6 +185,9 @@ class Run:
             timing=self._timing(),
             config=to_dict(self.config),
             errors=self._errors(synthesis),
+            answer_path=synthesis.path,
+            answer_chunks=[ChunkRef(c.id, c.title) for c in synthesis.chunks],
+            grounding=[prop_ref(p) for p in self.grounding.propositions] if self.grounding else [],
             model=getattr(self.llm, "name", ""),
             prompts=prompt_hashes(PROMPTS),
         )
@@ -161,7 +195,7 @@ class Run:
     def _decomposition_record(self) -> DecompositionRecord:
         d = self.decomposition
         assert d is not None
-        return DecompositionRecord([t.as_list() for t in d.triples], d.fallback, d.error)
+        return DecompositionRecord([t.as_list() for t in d.triples], d.fallback, d.error, list(d.problems))
 
     def _timing(self) -> Timing:
         total = time.perf_counter() - self.started

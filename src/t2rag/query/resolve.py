@@ -31,7 +31,7 @@ def schema(open_names: set[str]) -> dict[str, Any]:
                     "properties": {
                         "placeholder": placeholder,
                         "value": {"type": "string"},
-                        "evidence": {"type": "array", "items": {"type": "integer"}},
+                        "evidence": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
                     },
                     "required": ["placeholder", "value", "evidence"],
                 },
@@ -72,19 +72,23 @@ def format_passages(chunks: Sequence[Chunk]) -> str:
     return "\n\n".join(f"(P{i}) {c.passage}" for i, c in enumerate(chunks, 1))
 
 
-def render(question: str, state: QueryState, evidence: Evidence, lookback: bool) -> list[Message]:
-    """The resolve prompt; without look-back the source passages are left out entirely."""
+def render(
+    question: str, state: QueryState, evidence: Evidence, lookback: bool, passages: int | None = None
+) -> list[Message]:
+    """The resolve prompt; without look-back the source passages are left out entirely, with
+    it the first ``passages`` of the evidence's chunks (those of the best facts) are shown."""
     props = "\n".join(f"[{i}] {p.text}" for i, p in enumerate(evidence.propositions, 1))
-    passages = ""
-    if lookback and evidence.chunks:
-        passages = "\nSource passages of the retrieved facts:\n" + format_passages(evidence.chunks) + "\n"
+    chunks = evidence.chunks[:passages] if passages is not None else evidence.chunks
+    shown = ""
+    if lookback and chunks:
+        shown = "\nSource passages of the retrieved facts:\n" + format_passages(chunks) + "\n"
     return load(PROMPT).render(
         question=question.strip(),
         facts=format_triples(state.resolved),
         open=format_triples(state.searchable + state.fuzzy, note_fuzzy=True),
         names=", ".join(sorted(state.open_placeholders())) or "(none)",
         propositions=props or "(none)",
-        passages=passages,
+        passages=shown,
     )
 
 
@@ -146,7 +150,11 @@ def validate(
         if isinstance(checked, str):
             dropped.append(Dropped(entry, checked))
             continue
-        bindings.append(Binding(checked[0], checked[1], _support(entry, evidence), round_no))
+        support = _support(entry, evidence)
+        if not support.propositions:
+            dropped.append(Dropped(entry, "no valid evidence number"))
+            continue
+        bindings.append(Binding(checked[0], checked[1], support, round_no))
     if in_order:
         bindings, unordered = _in_triple_order(bindings, state)
         dropped += [Dropped({"placeholder": b.placeholder, "value": b.value}, f"{b.placeholder} is not the only "
@@ -180,12 +188,13 @@ def resolve(
     *,
     round_no: int,
     lookback: bool = True,
+    passages: int | None = None,
     usage: Usage | None = None,
     max_tokens: int = 512,
     in_order: bool = True,
 ) -> Resolution:
     """One resolution call; an unusable reply (after one re-ask) binds nothing this round."""
-    messages = render(question, state, evidence, lookback)
+    messages = render(question, state, evidence, lookback, passages)
     try:
         entries, _ = ask_json(
             llm, messages, schema(state.open_placeholders()), _entries, stage="resolve", usage=usage,

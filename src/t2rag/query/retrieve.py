@@ -1,4 +1,5 @@
-"""Adaptive retrieval: pool every query proposition's candidates, then fill a unique-chunk budget."""
+"""Adaptive retrieval: rank propositions per query (dense, or dense + BM25 fused), pool the
+queries' candidates, then fill a unique-chunk budget."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from t2rag.index.store import PropositionHit
 from t2rag.types import Chunk
 
 _FETCH_BATCH = 32  # candidate propositions looked up at a time while filling the budget
+RRF_K = 60  # reciprocal rank fusion constant (Cormack et al. 2009): flattens the top ranks
 
 
 class PropositionStore(Protocol):
     """The part of an index store retrieval needs (any backend that offers it will do)."""
 
     def search(self, vectors: np.ndarray, top_m: int) -> list[list[tuple[str, float]]]: ...
+
+    def search_lexical(self, queries: list[str], top_m: int) -> list[list[tuple[str, float]]]: ...
 
     def get_propositions(self, ids: Iterable[str]) -> dict[str, PropositionHit]: ...
 
@@ -46,15 +50,27 @@ def pool(results: Sequence[Sequence[tuple[str, float]]]) -> list[tuple[str, floa
     return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def select(ranked: Iterable[PropositionHit], k_chunks: int) -> tuple[list[PropositionHit], list[str]]:
-    """Take propositions from the top until their source chunks cover ``k_chunks`` unique chunks.
+def fuse(*rankings: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion of one query's rankings: sum of 1 / (RRF_K + rank), best first."""
+    score: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, (pid, _) in enumerate(ranking, 1):
+            score[pid] = score.get(pid, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def select(
+    ranked: Iterable[PropositionHit], k_chunks: int, max_facts: int | None = None
+) -> tuple[list[PropositionHit], list[str]]:
+    """Take propositions from the top until their source chunks cover ``k_chunks`` unique chunks
+    (or ``max_facts`` propositions are taken).
 
     A proposition linked to several chunks brings all of them, but the chunk list is cut at
     the budget (the budget bounds what the resolver reads). Returns (propositions, chunk ids)."""
     chosen: list[PropositionHit] = []
     chunks: dict[str, None] = {}
     for hit in ranked:
-        if len(chunks) >= k_chunks:
+        if len(chunks) >= k_chunks or (max_facts is not None and len(chosen) >= max_facts):
             break
         chosen.append(hit)
         chunks.update(dict.fromkeys(hit.chunk_ids))
@@ -70,13 +86,21 @@ class Retriever:
         self.embedder = embedder
         self._lock = threading.Lock()
 
-    def retrieve(self, queries: Sequence[str], *, k_chunks: int, top_m: int) -> Evidence:
+    def retrieve(
+        self, queries: Sequence[str], *, k_chunks: int, top_m: int, hybrid: bool = False,
+        max_facts: int | None = None,
+    ) -> Evidence:
+        """Evidence for ``queries``: with ``hybrid``, each query's dense and BM25 rankings are
+        fused (RRF) before pooling, so scores are fusion scores rather than cosines."""
         if not queries:
             return Evidence()
         with self._lock:
-            vectors = self.embedder.embed(list(queries))
-            ranked = pool(self.store.search(vectors, top_m))
-            chosen, chunk_ids = select(self._hits(ranked), k_chunks)
+            dense = self.store.search(self.embedder.embed(list(queries)), top_m)
+            if hybrid:
+                lexical = self.store.search_lexical(list(queries), top_m)
+                dense = [fuse(d, lx) for d, lx in zip(dense, lexical)]
+            ranked = pool(dense)
+            chosen, chunk_ids = select(self._hits(ranked), k_chunks, max_facts)
             chunks = self.store.get_chunks(chunk_ids)
         return Evidence(
             queries=tuple(queries),

@@ -18,8 +18,8 @@ PROMPT = "answer"
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"answer": {"type": "string"}},
-    "required": ["answer"],
+    "properties": {"reasoning": {"type": "string"}, "answer": {"type": "string"}},
+    "required": ["reasoning", "answer"],
 }
 
 
@@ -27,17 +27,18 @@ SCHEMA: dict[str, Any] = {
 class Synthesis:
     answer: str
     error: str | None = None
+    path: str = "facts"  # "facts" (resolved triples only) or "facts+passages"
+    chunks: tuple[Chunk, ...] = ()  # the passages the answer read
 
 
 def render(question: str, state: QueryState, *, natural: bool, chunks: Sequence[Chunk]) -> list[Message]:
     """After natural completion only the resolved triples; after a stop, what is left too."""
     extra = ""
-    if not natural:
-        pending = state.searchable + state.fuzzy
-        if pending:
-            extra += "\nStill unresolved:\n" + format_triples(pending) + "\n"
-        if chunks:
-            extra += "\nPassages:\n" + format_passages(chunks) + "\n"
+    pending = state.searchable + state.fuzzy
+    if pending and not natural:
+        extra += "\nStill unresolved:\n" + format_triples(pending) + "\n"
+    if chunks:
+        extra += "\nPassages:\n" + format_passages(chunks) + "\n"
     return load(PROMPT).render(question=question.strip(), facts=format_triples(state.resolved), extra=extra)
 
 
@@ -68,10 +69,11 @@ def synthesize(
 ) -> Synthesis:
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask)."""
     messages = render(question, state, natural=natural, chunks=chunks)
+    path = "facts+passages" if chunks else "facts"
     try:
         answer, _ = ask_json(
             llm, messages, SCHEMA, _answer, stage="answer", usage=usage, max_tokens=max_tokens, reask=False
         )
     except ParseError as e:
-        return Synthesis(one_line(e.raw), error=f"answer: {e}")
-    return Synthesis(answer)
+        return Synthesis(one_line(e.raw), error=f"answer: {e}", path=path, chunks=tuple(chunks))
+    return Synthesis(answer, path=path, chunks=tuple(chunks))
