@@ -109,15 +109,15 @@ class QueryConfig:
     # triples under the same chunk budget (a guard against a decomposition that misses a hop).
     question_query: bool = False
     hybrid: bool = True  # fuse dense and BM25 rankings of propositions (reciprocal rank fusion)
-    grounded: bool = True  # decompose after seeing the top facts retrieved for the question
+    grounded: bool = False  # decompose after seeing the top facts retrieved for the question
     check_decomposition: bool = True  # re-ask once when the triples fail decompose.check
     ground_facts: int = 6  # how many of those facts the decomposition prompt shows
-    resolve_facts: int = 10  # at most this many retrieved facts per resolve call
-    lookback_passages: int = 2  # source passages (of the best facts) per resolve call
+    resolve_facts: int = 8  # at most this many retrieved facts per resolve call
+    lookback_passages: int = 1  # source passages (of the best facts) per resolve call
     # Passages the answer reads after a stop other than ``complete``, picked in turn from the
     # question's retrieval and each round's (0: the paper's behaviour, the last round's chunks).
     answer_passages: int = 5
-    passages_when_complete: bool = False  # also read passages after natural completion
+    passages_when_complete: bool = True  # also read passages after natural completion
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:

@@ -7,7 +7,7 @@ from typing import Any
 # Kept here, import-light, so the CLI can list methods without loading the index stack.
 # The paper's algorithm, with none of the additions QueryConfig turns on by default.
 PAPER: dict[str, Any] = {"hybrid": False, "grounded": False, "check_decomposition": False, "resolve_facts": 0,
-                         "lookback_passages": 5, "answer_passages": 0}
+                         "lookback_passages": 5, "answer_passages": 0, "passages_when_complete": False}
 T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
@@ -16,11 +16,12 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_paper": PAPER,
     # each addition switched off on its own (the per-change ablation table)
     "t2rag_dense": {"hybrid": False},
-    "t2rag_blind": {"grounded": False},
+    "t2rag_grounded": {"grounded": True},
     "t2rag_unchecked": {"check_decomposition": False},
     "t2rag_fullresolve": {"resolve_facts": 0, "lookback_passages": 5},
+    "t2rag_propresolve": {"lookback_passages": 0},
     "t2rag_factsonly": {"answer_passages": 0},
-    "t2rag_passages": {"passages_when_complete": True},  # candidate: passages on every path
+    "t2rag_paperanswer": {"passages_when_complete": False},  # passages only after a stop
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

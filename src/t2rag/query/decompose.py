@@ -113,6 +113,8 @@ def decompose(
 
     def convert(data: Any) -> list[QueryTriple]:
         triples = parse_triples(data)
+        if checked:
+            triples = mark_answer(question, triples)
         problems = check(question, triples) if checked else []
         if problems:
             raise ValueError("; ".join(problems))
@@ -126,6 +128,7 @@ def decompose(
             triples = parse_triples(parse_json_lenient(e.raw))
         except (ParseError, ValueError):
             return Decomposition((question_triple(question),), fallback=True, error=str(e))
+        triples = mark_answer(question, triples)
         problems = tuple(check(question, triples))
     if not any(t.placeholders for t in triples):
         triples.append(question_triple(question))
@@ -172,6 +175,21 @@ def check(question: str, triples: Sequence[QueryTriple]) -> list[str]:
     elif len(triples) < 2:
         problems.append("write one triple per compared item")
     return problems
+
+
+def mark_answer(question: str, triples: list[QueryTriple]) -> list[QueryTriple]:
+    """Name the answer placeholder when the model forgot to: in an open question without
+    ?answer, the unknown that only the last triple mentions is what the chain ends in (a
+    repair, not a re-ask: small models name it ?waterfall as often as ?answer)."""
+    if question_shape(question) != "open" or not triples:
+        return triples
+    if any(ANSWER_PLACEHOLDER in t.placeholders for t in triples):
+        return triples
+    earlier = {p for t in triples[:-1] for p in t.placeholders}
+    last = [p for p in triples[-1].placeholders if p not in earlier]
+    if len(last) != 1:
+        return triples
+    return [t.substitute({last[0]: ANSWER_PLACEHOLDER}) for t in triples]
 
 
 def _connected(names: list[set[str]]) -> bool:

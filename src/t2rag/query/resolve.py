@@ -100,7 +100,7 @@ def _entries(data: Any) -> list[Any]:
     return items
 
 
-def _check(entry: Any, open_names: set[str], seen: set[str]) -> tuple[str, str] | str:
+def _check(entry: Any, open_names: set[str], seen: set[str], given: set[str]) -> tuple[str, str] | str:
     """(placeholder, value) for a valid entry, else the reason it is dropped."""
     if not isinstance(entry, dict):
         return "not an object"
@@ -115,6 +115,8 @@ def _check(entry: Any, open_names: set[str], seen: set[str]) -> tuple[str, str] 
         return f"{name} bound twice"
     if not value or is_placeholder(value) or value.lower().strip(".") in NON_VALUES:
         return "empty value"
+    if value.lower() in given:
+        return "value is a name the question already gives"
     return name, value
 
 
@@ -143,10 +145,12 @@ def validate(
     model's slip of writing the value of ?studio into ?owner is caught. The question-embedding
     fallback round (fuzzy triples only) has no such order and skips the check."""
     open_names = state.open_placeholders()
+    given = {x.lower() for t in state.resolved + state.searchable + state.fuzzy
+             for x in (t.origin.subject, t.origin.object) if x and not is_placeholder(x)}
     bindings: list[Binding] = []
     dropped: list[Dropped] = []
     for entry in entries:
-        checked = _check(entry, open_names, {b.placeholder for b in bindings})
+        checked = _check(entry, open_names, {b.placeholder for b in bindings}, given)
         if isinstance(checked, str):
             dropped.append(Dropped(entry, checked))
             continue
@@ -155,11 +159,26 @@ def validate(
             dropped.append(Dropped(entry, "no valid evidence number"))
             continue
         bindings.append(Binding(checked[0], checked[1], support, round_no))
+    bindings, circular = _not_circular(bindings, state)
+    dropped += [Dropped({"placeholder": b.placeholder, "value": b.value}, "value repeats a term of its own triple")
+                for b in circular]
     if in_order:
         bindings, unordered = _in_triple_order(bindings, state)
         dropped += [Dropped({"placeholder": b.placeholder, "value": b.value}, f"{b.placeholder} is not the only "
                             "unknown of any open triple") for b in unordered]
     return Resolution(tuple(bindings), tuple(dropped))
+
+
+def _not_circular(bindings: list[Binding], state: QueryState) -> tuple[list[Binding], list[Binding]]:
+    """Split off bindings whose value is already a known term of a triple they fill: a small
+    model often answers [X | shares a border with | ?y] with X itself."""
+    keep: list[Binding] = []
+    circular: list[Binding] = []
+    for b in bindings:
+        terms = {x.lower() for t in state.searchable + state.fuzzy if b.placeholder in t.current.placeholders
+                 for x in t.current.terms() if not is_placeholder(x)}
+        (circular if b.value.lower() in terms else keep).append(b)
+    return keep, circular
 
 
 def _in_triple_order(bindings: list[Binding], state: QueryState) -> tuple[list[Binding], list[Binding]]:
