@@ -65,7 +65,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed)
         counts = ix.store.counts()
     print(f"indexed {len(docs)} documents into {args.index}: {report['new_chunks']} new chunks, "
-          f"{report['extracted']} extracted ({report['failed']} failed), {report['triples']} triples; "
+          f"{report['extracted']} extracted ({report['failed']} failed), {report['triples']} triples "
+          f"({report['triples_dropped']} junk or duplicate dropped); "
           f"index now holds {counts['chunks']} chunks, {counts['propositions']} propositions "
           f"[{report['seconds']:.1f}s]")
     return EXIT_OK

@@ -113,6 +113,66 @@ def t2rag_table(runs: list[tuple[str, dict[str, Any]]]) -> str | None:
     return "\n".join(lines) if len(lines) > 2 else None
 
 
+def _by_id(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {str(r["id"]): r for r in rows}
+
+
+def _tokens(row: dict[str, Any]) -> int:
+    t = (row.get("usage") or {}).get("total") or {}
+    return int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0))
+
+
+def paired_table(preds: dict[str, list[dict[str, Any]]], baseline: str = "standard") -> str | None:
+    """Each method against ``baseline`` on the questions both answered: exact-match wins,
+    losses and ties, both EMs, and the token ratio (prompt + completion) on those questions."""
+    if baseline not in preds:
+        return None
+    base = _by_id(preds[baseline])
+    head = ["method", "paired n", "wins", "losses", "EM", f"EM {baseline}", "tokens / " + baseline]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, rows in preds.items():
+        pairs = [(r, base[str(r["id"])]) for r in rows if name != baseline and str(r["id"]) in base]
+        if not pairs:
+            continue
+        wins = sum(r["em"] > b["em"] for r, b in pairs)
+        losses = sum(r["em"] < b["em"] for r, b in pairs)
+        em = sum(r["em"] for r, _ in pairs) / len(pairs)
+        em_b = sum(b["em"] for _, b in pairs) / len(pairs)
+        ratio = sum(_tokens(r) for r, _ in pairs) / max(1, sum(_tokens(b) for _, b in pairs))
+        lines.append("| " + " | ".join([name, str(len(pairs)), str(wins), str(losses), _pct(em), _pct(em_b),
+                                        f"{ratio:.2f}"]) + " |")
+    return "\n".join(lines) if len(lines) > 2 else None
+
+
+def stage_table(preds: dict[str, list[dict[str, Any]]]) -> str:
+    """Mean tokens per question by stage (prompt + completion; prompt tokens llama.cpp reused
+    from its prompt cache in brackets), and for T2RAG methods which answer path was taken."""
+    head = ["method", "tokens/q by stage (cached prompt tokens)", "answer paths", "decompositions passing checks"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, rows in preds.items():
+        if not rows:
+            continue
+        stages: dict[str, list[float]] = {}
+        for r in rows:
+            for stage, u in (r.get("usage") or {}).items():
+                if stage != "total" and isinstance(u, dict):
+                    acc = stages.setdefault(stage, [0.0, 0.0])
+                    acc[0] += int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
+                    acc[1] += int(u.get("cached_prompt_tokens", 0))
+        n = len(rows)
+        by_stage = ", ".join(f"{k} {v[0] / n:,.0f} ({v[1] / n:,.0f})" for k, v in stages.items())
+        paths: dict[str, int] = {}
+        for r in rows:
+            if r.get("answer_path"):
+                paths[r["answer_path"]] = paths.get(r["answer_path"], 0) + 1
+        decs = [r["decomposition"] for r in rows if isinstance(r.get("decomposition"), dict)]
+        valid = sum(not d.get("fallback") and not d.get("problems") for d in decs)
+        lines.append("| " + " | ".join([
+            name, by_stage or "–", ", ".join(f"{k} {v}" for k, v in sorted(paths.items())) or "–",
+            f"{valid}/{len(decs)}" if decs else "–"]) + " |")
+    return "\n".join(lines)
+
+
 def cache_note(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     """Cached replies keep their token counts but take no time, so seconds understate cost."""
     hits = [f"{name} {s['cache_hits']}" for _, m in runs for name, s in m["methods"].items() if s["cache_hits"]]
@@ -136,7 +196,8 @@ def index_lines(runs: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n".join(out)
 
 
-def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str]) -> str:
+def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str],
+                    preds: dict[str, list[dict[str, Any]]] | None = None) -> str:
     parts = [
         "# T2RAG benchmark report",
         "",
@@ -151,6 +212,11 @@ def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str]) -
         "",
         recall_table(runs),
     ]
+    if preds:
+        paired = paired_table(preds)
+        if paired:
+            parts += ["", "## Paired against standard dense RAG (same questions)", "", paired]
+        parts += ["", "## Cost by stage", "", stage_table(preds)]
     t2 = t2rag_table(runs)
     if t2:
         parts += ["", "## T2RAG: questions whose placeholders were all resolved", "", t2]
@@ -175,6 +241,6 @@ def render_report(run_dirs: list[Path], out: Path | None = None) -> str:
     target.mkdir(parents=True, exist_ok=True)
     plot_em(runs, target / EM_CHART)
     plot_em_vs_tokens(runs, target / COST_CHART)
-    text = render_markdown(runs, [EM_CHART, COST_CHART])
+    text = render_markdown(runs, [EM_CHART, COST_CHART], load_predictions(dirs[0]) if len(dirs) == 1 else None)
     (target / "report.md").write_text(text, encoding="utf-8")
     return text

@@ -36,6 +36,7 @@ class BuildProgress:
     chunks_total: int = 0
     chunks_done: int = 0
     triples: int = 0
+    dropped: int = 0  # junk, malformed or duplicate triples left out
     failures: int = 0
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.perf_counter)
@@ -129,6 +130,7 @@ class TripleIndex:
             self.store.record_openie(rec)
             state.chunks_done += 1
             state.triples += len(rec.triples)
+            state.dropped += rec.dropped
             state.failures += rec.error is not None
             if state.chunks_done % 64 == 0:
                 embedded += self.embed_pending()
@@ -143,6 +145,7 @@ class TripleIndex:
             "extracted": state.chunks_done,
             "failed": state.failures,
             "triples": state.triples,
+            "triples_dropped": state.dropped,
             "propositions_embedded": embedded,
             "seconds": round(time.perf_counter() - t0, 3),
             "usage": state.usage.to_dict(),
@@ -166,7 +169,7 @@ class TripleIndex:
         for c in pending:
             ex = imported.get(c.passage) or imported.get(c.id)
             if ex is not None:
-                yield OpenIERecord(c.id, "import", None, None, ex.entities, ex.triples)
+                yield OpenIERecord(c.id, "import", None, None, ex.entities, ex.triples, ex.dropped)
             elif llm is None:
                 yield OpenIERecord(c.id, "none", None, "no imported extraction for this chunk and no LLM given",
                                    [], [])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,22 +17,53 @@ from t2rag.types import Chunk, Triple
 class Extraction:
     entities: list[str]
     triples: list[Triple]
+    dropped: int = 0  # triples of the file dropped by clean_triples_counted
 
 
-def clean_triples(raw: object) -> list[Triple]:
-    """Keep well-formed triples (three non-empty scalar parts); drop the rest silently."""
-    out: list[Triple] = []
+# Parts that carry no fact: a small model answers "is X a novelist?" instead of extracting.
+JUNK_PARTS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a", "na", "nan", "unknown", "not mentioned"})
+MAX_PREDICATE_WORDS = 10  # longer is a sentence copied into the predicate, not a relation
+_MEANINGFUL = re.compile(r"[^\W_]|[$€£%&]")  # "$" and "Q" are real objects; "-" and "?" are not
+_NEAR = re.compile(r"[^\w\s]|\b(the|a|an)\b")
+
+
+def junk_reason(parts: list[str]) -> str | None:
+    """Why a triple of three cleaned text parts is junk, or None when it is kept."""
+    if any(not _MEANINGFUL.search(x) for x in parts):
+        return "a part with no letter or digit"
+    if any(x.lower().strip(".") in JUNK_PARTS for x in (parts[0], parts[2])):
+        return "yes/no/none as an entity"
+    if len(parts[1].split()) > MAX_PREDICATE_WORDS:
+        return "predicate is a sentence"
+    return None
+
+
+def _near_key(t: Triple) -> tuple[str, ...]:
+    return tuple(" ".join(_NEAR.sub(" ", x.lower()).split()) for x in (t.subject, t.predicate, t.object))
+
+
+def clean_triples_counted(raw: object) -> tuple[list[Triple], int]:
+    """Keep well-formed, meaningful triples; returns them and how many items were dropped:
+    malformed (not three scalar parts), junk (``junk_reason``), or exact or near duplicates
+    (equal up to case, punctuation and articles) of an earlier triple of the same chunk."""
+    out: dict[tuple[str, ...], Triple] = {}
     if not isinstance(raw, list):
-        return out
+        return [], 0
     for t in raw:
         if not isinstance(t, (list, tuple)) or len(t) != 3:
             continue
         if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in t):
             continue
         parts = [" ".join(str(x).split()) for x in t]
-        if all(parts):
-            out.append(Triple(*parts))
-    return list(dict.fromkeys(out))
+        if junk_reason(parts) is None:
+            triple = Triple(*parts)
+            out.setdefault(_near_key(triple), triple)
+    return list(out.values()), len(raw) - len(out)
+
+
+def clean_triples(raw: object) -> list[Triple]:
+    """``clean_triples_counted`` without the count."""
+    return clean_triples_counted(raw)[0]
 
 
 def load_openie(path: str | Path) -> dict[str, Extraction]:
@@ -61,7 +93,7 @@ def load_openie(path: str | Path) -> dict[str, Extraction]:
         if not isinstance(passage, str):
             raise InputError(f"{p}: docs[{i}] has no 'passage' text")
         ents = [str(e) for e in d.get("extracted_entities") or [] if isinstance(e, (str, int, float))]
-        ex = Extraction(list(dict.fromkeys(ents)), clean_triples(d.get("extracted_triples")))
+        ex = Extraction(list(dict.fromkeys(ents)), *clean_triples_counted(d.get("extracted_triples")))
         out[passage] = ex
         if isinstance(d.get("idx"), str):
             out[d["idx"]] = ex

@@ -8,7 +8,7 @@ from typing import Any
 from t2rag import prompts
 from t2rag.config import OpenIEConfig
 from t2rag.errors import ParseError
-from t2rag.index.importer import clean_triples
+from t2rag.index.importer import clean_triples_counted
 from t2rag.index.store import OpenIERecord
 from t2rag.llm.base import LLM
 from t2rag.llm.structured import ask_json
@@ -55,11 +55,11 @@ def _entities(data: Any) -> list[str]:
     return list(dict.fromkeys(" ".join(str(e).split()) for e in items if str(e).strip()))
 
 
-def _triples(data: Any) -> list[Triple]:
+def _triples(data: Any) -> tuple[list[Triple], int]:
     items = data["triples"] if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise ValueError("'triples' is not a list")
-    return clean_triples(items)
+    return clean_triples_counted(items)
 
 
 def _raw(completions: list[Completion]) -> str:
@@ -81,12 +81,12 @@ def extract(llm: LLM, chunk: Chunk, cfg: OpenIEConfig, usage: Usage | None = Non
             msgs = prompts.load("openie_triples").render(passage=chunk.passage, entities=json.dumps(entities))
         else:
             msgs = prompts.load("openie_single").render(passage=chunk.passage)
-        triples, cs = ask_json(llm, msgs, triple_schema(bound), _triples, stage=STAGE, usage=usage,
-                               max_tokens=cfg.max_tokens, salvage=True)
+        (triples, dropped), cs = ask_json(llm, msgs, triple_schema(bound), _triples, stage=STAGE, usage=usage,
+                                          max_tokens=cfg.max_tokens, salvage=True)
         completions += cs
     except ParseError as e:
         raw = _raw(completions) if completions else e.raw
         if e.raw and e.raw not in raw:
             raw = f"{raw}\n---\n{e.raw}" if raw else e.raw
         return OpenIERecord(chunk.id, f"llm:{llm.name}", raw, str(e), entities, [])
-    return OpenIERecord(chunk.id, f"llm:{llm.name}", _raw(completions), None, entities, triples)
+    return OpenIERecord(chunk.id, f"llm:{llm.name}", _raw(completions), None, entities, triples, dropped)

@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS doc_chunks (
 CREATE INDEX IF NOT EXISTS doc_chunks_chunk ON doc_chunks(chunk_id);
 CREATE TABLE IF NOT EXISTS openie (
   chunk_id TEXT PRIMARY KEY REFERENCES chunks(id), source TEXT NOT NULL, raw TEXT,
-  error TEXT, entities TEXT NOT NULL, n_triples INTEGER NOT NULL);
+  error TEXT, entities TEXT NOT NULL, n_triples INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS triples (
   chunk_id TEXT NOT NULL REFERENCES chunks(id), subject TEXT NOT NULL, predicate TEXT NOT NULL,
   object TEXT NOT NULL, prop_id TEXT NOT NULL, PRIMARY KEY (chunk_id, subject, predicate, object));
@@ -83,6 +83,7 @@ class OpenIERecord:
     error: str | None
     entities: list[str]
     triples: list[Triple]
+    dropped: int = 0  # items of the reply or file dropped as malformed, junk or duplicate
 
 
 class Store:
@@ -102,6 +103,8 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         if writer:
             self.db.executescript(SCHEMA)
+            if "dropped" not in {r[1] for r in self.db.execute("PRAGMA table_info(openie)")}:  # older indexes
+                self.db.execute("ALTER TABLE openie ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
             self.db.commit()
             clean_temp(self.dir)
         self._index: faiss.Index | None = None
@@ -195,9 +198,10 @@ class Store:
         """Store one chunk's extraction and its propositions (no vectors yet) atomically."""
         with self.transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO openie(chunk_id, source, raw, error, entities, n_triples) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (rec.chunk_id, rec.source, rec.raw, rec.error, json.dumps(rec.entities), len(rec.triples)),
+                "INSERT OR REPLACE INTO openie(chunk_id, source, raw, error, entities, n_triples, dropped) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (rec.chunk_id, rec.source, rec.raw, rec.error, json.dumps(rec.entities), len(rec.triples),
+                 rec.dropped),
             )
             for t in rec.triples:
                 p = Proposition.from_triple(t)
@@ -394,6 +398,14 @@ class Store:
 
     # --- counts --------------------------------------------------------------
     @_locked
+    def _dropped(self) -> int:
+        """Junk, malformed and duplicate triples dropped at extraction or import (0 for an index
+        whose readers predate the count: opened read-only, it has no column to read)."""
+        try:
+            return int(self.db.execute("SELECT COALESCE(SUM(dropped), 0) FROM openie").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
     def counts(self) -> dict[str, int]:
         one = lambda sql: int(self.db.execute(sql).fetchone()[0])  # noqa: E731
         return {
@@ -402,6 +414,7 @@ class Store:
             "chunks_extracted": one("SELECT COUNT(*) FROM openie WHERE error IS NULL"),
             "chunks_failed": one("SELECT COUNT(*) FROM openie WHERE error IS NOT NULL"),
             "triples": one("SELECT COUNT(*) FROM triples"),
+            "triples_dropped": self._dropped(),
             "propositions": one("SELECT COUNT(*) FROM propositions"),
             "propositions_embedded": one("SELECT COUNT(*) FROM propositions WHERE vector IS NOT NULL"),
         }

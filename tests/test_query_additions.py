@@ -1,0 +1,155 @@
+"""What T2RAG adds to the paper's algorithm: hybrid evidence, checked decomposition, the
+bindings it refuses, and the answer path that also reads passages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from t2rag.api import T2RAG
+from t2rag.embed.hashing import HashingEmbedder
+from t2rag.index.builder import TripleIndex
+from t2rag.index.corpus import Document
+from t2rag.index.importer import Extraction
+from t2rag.index.lexical import LexicalIndex
+from t2rag.index.store import PropositionHit
+from t2rag.llm.scripted import ScriptedLLM
+from t2rag.query.decompose import check, mark_answer, question_shape
+from t2rag.query.resolve import validate
+from t2rag.query.retrieve import Evidence, fuse
+from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_state
+from t2rag.types import Triple
+
+CORPUS = [
+    ("Kell Bridge", "The Kell Bridge was designed by Lena Ortiz.", [("Kell Bridge", "designed by", "Lena Ortiz")]),
+    ("Lena Ortiz", "Lena Ortiz was born in 1931 in Varn.", [("Lena Ortiz", "born in", "1931")]),
+    ("Varn", "Varn is a town on the Oster river.", [("Varn", "lies on", "Oster river")]),
+]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("additions") / "idx"
+    imported = {f"{t}\n{x}": Extraction([], [Triple(*tr) for tr in trs]) for t, x, trs in CORPUS}
+    with TripleIndex.create(d, embedder=HashingEmbedder()) as ix:
+        ix.add([Document(t, x) for t, x, _ in CORPUS], imported=imported)
+    return d
+
+
+def test_rrf_puts_what_both_rankings_agree_on_first() -> None:
+    fused = fuse([("a", 0.9), ("b", 0.8), ("c", 0.1)], [("b", 3.0)])
+    assert [pid for pid, _ in fused] == ["b", "a", "c"]
+
+
+def test_lexical_index_is_saved_with_the_index_and_found_by_name(index_dir: Path) -> None:
+    with TripleIndex.open(index_dir) as ix:
+        gen = ix.store.generation()
+        saved = LexicalIndex.load_if_current(index_dir, gen)
+        assert saved is not None and len(saved.ids) == 3
+        assert LexicalIndex.load_if_current(index_dir, gen + 1) is None  # stale: rebuilt, not trusted
+        hits = ix.store.search_lexical(["Ortiz born"], 3)[0]
+        texts = ix.store.get_propositions([hits[0][0]])
+        assert "Lena Ortiz born in 1931" in next(iter(texts.values())).text
+
+
+def test_damaged_lexical_files_are_rebuilt_in_memory(tmp_path: Path) -> None:
+    (tmp_path / "lexical").mkdir()
+    (tmp_path / "lexical" / "ids.json").write_text("{not json")
+    assert LexicalIndex.load_if_current(tmp_path, 1) is None
+
+
+@pytest.mark.parametrize(("question", "shape"), [
+    ("Who designed the Kell Bridge?", "open"),
+    ("Is Varn older than Oster?", "yes/no"),
+    ("Which is longer, the Oster or the Kell?", "comparison"),
+])
+def test_question_shapes(question: str, shape: str) -> None:
+    assert question_shape(question) == shape
+
+
+def test_check_names_each_problem() -> None:
+    q = "When was the designer of the Kell Bridge born?"
+    good = [QueryTriple("Kell Bridge", "designed by", "?designer"), QueryTriple("?designer", "born in", "?answer")]
+    assert check(q, good) == []
+    assert any("?answer" in p for p in check(q, [QueryTriple("Kell Bridge", "designed by", "?designer")][:0]
+                                              + [QueryTriple("Kell Bridge", "designed by", "?x")]))
+    unlinked = [QueryTriple("Kell Bridge", "designed by", "?designer"), QueryTriple("Varn", "founded", "?answer")]
+    assert any("link every triple" in p for p in check(q, unlinked))
+    copied = [QueryTriple("the designer of the Kell Bridge born", "when", "?answer")]
+    assert any("copies the question" in p for p in check(q, copied))
+    assert any("one triple per compared item" in p
+               for p in check("Which is older, Varn or Kell?", [QueryTriple("Varn", "founded", "?y")]))
+
+
+def test_the_unknown_the_chain_ends_in_becomes_the_answer() -> None:
+    q = "When was the designer of the Kell Bridge born?"
+    marked = mark_answer(q, [QueryTriple("Kell Bridge", "designed by", "?designer"),
+                             QueryTriple("?designer", "born in", "?year")])
+    assert marked[1] == QueryTriple("?designer", "born in", "?answer") and check(q, marked) == []
+
+
+def test_circular_and_given_values_are_not_bindings() -> None:
+    state = initial_state([QueryTriple("Kell Bridge", "designed by", "?designer"),
+                           QueryTriple("?designer", "married to", "?answer")])
+    ev = Evidence(propositions=(PropositionHit("p", "x", Triple("a", "b", "c"), ("c1",)),))
+    r = validate([{"placeholder": "?designer", "value": "Kell Bridge", "evidence": [1]}], state, ev, 1)
+    assert r.bindings == () and "question already gives" in r.dropped[0].reason
+    state = apply_bindings(state, [Binding("?designer", "Lena Ortiz")], 1)
+    r = validate([{"placeholder": "?answer", "value": "lena ortiz", "evidence": [1]}], state, ev, 2)
+    assert r.bindings == () and "repeats a term" in r.dropped[0].reason
+
+
+def scripted() -> ScriptedLLM:
+    return ScriptedLLM(rules=[
+        ("Placeholders to fill", lambda m: json.dumps({"bindings": [
+            {"placeholder": "?designer", "value": "Lena Ortiz", "evidence": [1]},
+            {"placeholder": "?answer", "value": "1931", "evidence": [1]}]})),
+        ("Write the answer", {"reasoning": "r", "answer": "1931"}),
+        ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["?designer", "born in", "?year"]]}),
+    ])
+
+
+def test_default_answer_reads_facts_and_passages_and_says_so(index_dir: Path) -> None:
+    llm = scripted()
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask("When was the designer of the Kell Bridge born?")
+    assert a.answer == "1931" and a.answer_path == "facts+passages" and a.decomposition.problems == []
+    assert a.decomposition.triples[1] == ["?designer", "born in", "?answer"]
+    answer_prompt = [c["messages"][-1]["content"] for c in llm.calls if "Write the answer" in
+                     c["messages"][-1]["content"]][0]
+    assert "Passages:" in answer_prompt and "(P1)" in answer_prompt
+    assert 1 <= len(a.answer_chunks) <= 5 and a.grounding  # the question's own retrieval is recorded
+
+
+def test_grounded_decomposition_shows_facts_before_the_question(index_dir: Path) -> None:
+    llm = scripted()
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        rag.ask("When was the designer of the Kell Bridge born?", {"grounded": True, "ground_facts": 2})
+    first: Any = llm.calls[0]["messages"][-1]["content"]
+    assert first.startswith("Facts from the collection") and first.count("\n- ") == 2
+
+
+def test_extraction_hygiene_drops_junk_and_near_duplicates_and_counts_them() -> None:
+    from t2rag.index.importer import clean_triples_counted
+
+    raw = [["Mirela Castell", "is a novelist", "true"], ["Ostrand", "is a coastal province", "yes"],
+           ["Kell Bridge", "designed by", "Lena Ortiz"], ["the Kell Bridge", "Designed by", "Lena Ortiz."],
+           ["Kell", "-", "x"], ["Ann", "was seen by Bo with a sheet over her head convincing him that she", "x"],
+           ["Trinidad dollar", "abbreviated as", "$"], ["Leonie", "Op.", "2"], "not a triple"]
+    kept, dropped = clean_triples_counted(raw)
+    assert [t.as_list() for t in kept] == [["Kell Bridge", "designed by", "Lena Ortiz"],
+                                           ["Trinidad dollar", "abbreviated as", "$"], ["Leonie", "Op.", "2"]]
+    assert dropped == 6
+
+
+def test_dropped_triples_are_counted_in_the_index(tmp_path: Path) -> None:
+    doc = Document("Kell", "The Kell Bridge was designed by Lena Ortiz.")
+    llm = ScriptedLLM(rules=[("named entities|entities", {"entities": ["Kell Bridge"]})],
+                      default={"triples": [["Kell Bridge", "designed by", "Lena Ortiz"], ["Kell Bridge", "is", "yes"]]})
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        report = ix.add([doc], llm=llm)
+        assert report["triples"] == 1 and report["triples_dropped"] == 1
+        assert ix.store.counts()["triples_dropped"] == 1
