@@ -84,3 +84,12 @@ def test_ask_missing_index(tmp_path: Path, capsys: Any, monkeypatch: pytest.Monk
     monkeypatch.setattr(t2rag.cli, "make_llm", lambda args: scripted())
     code, _, err = run(["ask", str(tmp_path / "nope"), "q"], capsys)
     assert code == 1 and "no T2RAG index" in err
+
+
+def test_ask_set_overrides_any_query_config_field(index: Path, capsys: Any) -> None:
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--json", "--set", "hybrid=false",
+                        "--set", "answer_passages=2"], capsys)
+    d = json.loads(out)
+    assert code == 0 and d["config"]["hybrid"] is False and d["config"]["answer_passages"] == 2
+    code, _, err = run(["ask", str(index), "Which town is in Borduria?", "--set", "hybird=false"], capsys)
+    assert code != 0 and "unknown QueryConfig key(s): hybird" in err and len(err.strip().splitlines()) == 1

@@ -16,17 +16,32 @@ from t2rag.errors import InputError, T2RAGError
 
 
 def _query_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rounds", type=int, default=3, help="maximum resolution rounds N (3)")
-    p.add_argument("--k", type=int, default=5, dest="k_chunks", help="unique source chunks per retrieval (5)")
+    from t2rag.config import QueryConfig
+
+    d = QueryConfig()
+    p.add_argument("--rounds", type=int, default=d.rounds, help=f"maximum resolution rounds N ({d.rounds})")
+    p.add_argument("--k", type=int, default=d.k_chunks, dest="k_chunks",
+                   help=f"unique source chunks per retrieval ({d.k_chunks})")
     p.add_argument("--no-lookback", action="store_true",
                    help="resolution sees retrieved propositions only, not their source chunks (ablation)")
     p.add_argument("--question-query", action="store_true",
                    help="round 1 also searches with the question itself (not in the paper)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                   help="any QueryConfig field, value as JSON, e.g. --set hybrid=false --set answer_passages=3")
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
-    return {"rounds": args.rounds, "k_chunks": args.k_chunks, "lookback": not args.no_lookback,
-            "question_query": args.question_query}
+    cfg: dict[str, Any] = {"rounds": args.rounds, "k_chunks": args.k_chunks, "lookback": not args.no_lookback,
+                           "question_query": args.question_query}
+    for item in args.settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--set expects KEY=VALUE, got {item!r}")
+        try:
+            cfg[key.strip()] = json.loads(value)
+        except ValueError:
+            cfg[key.strip()] = value
+    return cfg
 
 
 # --- printing ---------------------------------------------------------------------
