@@ -93,3 +93,12 @@ def test_ask_set_overrides_any_query_config_field(index: Path, capsys: Any) -> N
     assert code == 0 and d["config"]["hybrid"] is False and d["config"]["answer_passages"] == 2
     code, _, err = run(["ask", str(index), "Which town is in Borduria?", "--set", "hybird=false"], capsys)
     assert code != 0 and "unknown QueryConfig key(s): hybird" in err and len(err.strip().splitlines()) == 1
+
+
+def test_ask_reports_each_step_on_stderr_unless_quiet(index: Path, capsys: Any) -> None:
+    code, out, err = run(["ask", str(index), "Which town is in Borduria?"], capsys)
+    lines = err.strip().splitlines()
+    assert code == 0 and lines[0].startswith("decomposed into 1 triple(s)") and "round 1: searching" in lines[1]
+    assert "?answer = Alpha" in err and lines[-1].startswith("answer (complete") and "A: Alpha" in out
+    code, _, err = run(["ask", str(index), "Which town is in Borduria?", "-q"], capsys)
+    assert code == 0 and err == ""

@@ -153,3 +153,17 @@ def test_dropped_triples_are_counted_in_the_index(tmp_path: Path) -> None:
         report = ix.add([doc], llm=llm)
         assert report["triples"] == 1 and report["triples_dropped"] == 1
         assert ix.store.counts()["triples_dropped"] == 1
+
+
+def test_events_arrive_in_order_and_serialize(index_dir: Path) -> None:
+    from t2rag.query.events import describe
+
+    events: list[Any] = []
+    with T2RAG.open(index_dir, llm=scripted()) as rag:
+        a = rag.ask("When was the designer of the Kell Bridge born?", on_event=events.append)
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "decomposition" and kinds[-1] == "answer"
+    assert kinds[1:-1] == ["round", "evidence", "bindings"] * len(a.rounds)
+    assert events[-1].data["answer"] == a.answer == "1931"
+    for e in events:
+        assert json.loads(json.dumps(e.to_dict()))["kind"] == e.kind and "\n" not in describe(e)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ def small_model() -> LLM:
 
         return get_llm("local:small")
     except (ImportError, T2RAGError) as e:
+        if os.environ.get("CI"):  # CI installs the model: missing there is a failure, not a skip
+            raise
         pytest.skip(f"local small model unavailable: {e}")
 
 
@@ -44,7 +47,10 @@ def test_small_model_answers_with_a_well_formed_answer(tmp_path: Path) -> None:
     with T2RAG.open(tmp_path / "idx", llm=llm) as rag:
         a = rag.ask("Where was the director of Inception born?")
     assert a.termination in ("complete", "early_stop", "max_rounds")
-    assert isinstance(a.answer, str) and "\n" not in a.answer
+    assert a.answer.strip() and "\n" not in a.answer
+    # the never-worse path: whatever the model bound, the answer read the passage that holds it
+    assert a.answer_path == "facts+passages" and "Christopher Nolan" in [c.title for c in a.answer_chunks]
+    assert any("?" in term for t in a.decomposition.triples for term in t)
     assert 1 <= len(a.rounds) <= 3 and a.decomposition.triples
     assert a.usage["decompose"]["calls"] >= 1 and a.usage["answer"]["calls"] == 1
     assert Answer.from_dict(json.loads(json.dumps(a.to_dict()))) == a

@@ -16,6 +16,7 @@ from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.cache import CachedLLM, default_cache_dir
 from t2rag.llm.registry import DEFAULT_LLM, get_llm
 from t2rag.query.engine import answer_question
+from t2rag.query.events import EventSink
 from t2rag.query.retrieve import Retriever
 
 
@@ -51,8 +52,13 @@ class T2RAG:
             model = CachedLLM(model, path)
         return cls(TripleIndex.open(directory, embedder=embedder), model)
 
-    def ask(self, question: str, config: QueryConfig | dict[str, Any] | None = None) -> Answer:
-        return answer_question(question, self.llm, self.retriever, _query_config(config))
+    def ask(
+        self, question: str, config: QueryConfig | dict[str, Any] | None = None, *,
+        on_event: EventSink | None = None,
+    ) -> Answer:
+        """Answer ``question``; ``on_event`` (if given) is called with each ``QueryEvent`` as the
+        engine works: decomposition, each round's search, evidence and bindings, the answer."""
+        return answer_question(question, self.llm, self.retriever, _query_config(config), on_event)
 
     def ask_many(
         self,

@@ -127,6 +127,13 @@ def _done_ids(out: Path) -> set[str]:
     return done
 
 
+def _progress_line(event: Any) -> None:
+    """A query event as one line on stderr, so a slow local model shows its progress."""
+    from t2rag.query.events import describe
+
+    print(describe(event), file=sys.stderr, flush=True)
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     from t2rag.api import T2RAG
     from t2rag.cli import make_llm
@@ -140,7 +147,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     Manifest.load(Path(args.index))  # a missing index is reported before a model loads
     with T2RAG.open(args.index, llm=make_llm(args)) as rag:
         if args.question is not None:
-            a = rag.ask(args.question, _config(args))
+            a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line)
             print(json.dumps(a.to_dict(), indent=2, ensure_ascii=False) if args.json
                   else format_answer(a, trace=args.trace))
             return 0
@@ -218,7 +225,8 @@ def register(sub: Any) -> None:
     p.add_argument("--out", metavar="FILE.jsonl", help="answers file for --questions (appended to; resumable)")
     p.add_argument("--trace", action="store_true", help="print the rounds: queries, evidence, bindings")
     p.add_argument("--json", action="store_true", help="print the whole Answer as JSON")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (the query's steps for one question, a bar for a file)")
     _llm_args(p)
     _query_args(p)
     p.set_defaults(func=cmd_ask)

@@ -21,7 +21,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Termination, Timing
 from t2rag.config import QueryConfig, to_dict
@@ -29,6 +30,7 @@ from t2rag.index.store import PropositionHit
 from t2rag.llm.base import LLM
 from t2rag.prompts import prompt_hashes
 from t2rag.query.decompose import Decomposition, decompose
+from t2rag.query.events import EventSink, Kind, QueryEvent
 from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
 from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial_state
@@ -39,15 +41,19 @@ from t2rag.types import Chunk, Usage
 PROMPTS = ["decompose", "resolve", "answer"]
 
 
-def answer_question(question: str, llm: LLM, retriever: Retriever, config: QueryConfig | None = None) -> Answer:
-    """Answer one question with T2RAG's triple-driven rounds."""
-    run = Run(question, llm, retriever, config or QueryConfig())
+def answer_question(
+    question: str, llm: LLM, retriever: Retriever, config: QueryConfig | None = None,
+    on_event: EventSink | None = None,
+) -> Answer:
+    """Answer one question with T2RAG's triple-driven rounds; ``on_event`` hears each step."""
+    run = Run(question, llm, retriever, config or QueryConfig(), on_event=on_event)
     run.ground()
     state = initial_state(run.decompose().triples)
     reason = stop_reason(state, 0, run.config.rounds)
     while reason is None:
         mode, searched, queries = search_plan(state, question,
                                               with_question=run.config.question_query and run.round_no == 0)
+        run.emit("round", round=run.round_no + 1, mode=mode, searched=triples(searched), queries=queries)
         evidence = run.retrieve(queries)
         resolution = run.resolve(state, evidence, in_order=mode == "triples")
         updated = apply_bindings(state, resolution.bindings, run.round_no)
@@ -98,6 +104,11 @@ class Run:
     grounding: Evidence | None = None  # retrieved for the question itself, before decomposing
     evidence: list[Evidence] = field(default_factory=list)
     rounds: list[RoundTrace] = field(default_factory=list)
+    on_event: EventSink | None = None
+
+    def emit(self, kind: Kind, **data: Any) -> None:
+        if self.on_event is not None:
+            self.on_event(QueryEvent(kind, data))
 
     @contextmanager
     def _llm_time(self) -> Iterator[None]:
@@ -120,7 +131,10 @@ class Run:
         with self._llm_time():
             self.decomposition = decompose(self.llm, self.question, usage=self.usage, max_tokens=c.max_tokens,
                                            grounding=facts, checked=c.check_decomposition)
-        return self.decomposition
+        d = self.decomposition
+        self.emit("decomposition", triples=[t.as_list() for t in d.triples], fallback=d.fallback,
+                  problems=list(d.problems))
+        return d
 
     def retrieve(self, queries: list[str]) -> Evidence:
         self.round_no += 1
@@ -128,6 +142,8 @@ class Run:
         ev = self.retriever.retrieve(queries, k_chunks=c.k_chunks, top_m=c.top_m, hybrid=c.hybrid,
                                      max_facts=c.resolve_facts or None)
         self.evidence.append(ev)
+        self.emit("evidence", round=self.round_no, propositions=[asdict(prop_ref(p)) for p in ev.propositions],
+                  chunks=[{"id": ch.id, "title": ch.title} for ch in ev.chunks])
         return ev
 
     def resolve(self, state: QueryState, evidence: Evidence, *, in_order: bool) -> Resolution:
@@ -139,7 +155,10 @@ class Run:
 
     def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
                evidence: Evidence, resolution: Resolution) -> None:
-        self.rounds.append(round_trace(self.round_no, mode, searched, before, after, evidence, resolution))
+        trace = round_trace(self.round_no, mode, searched, before, after, evidence, resolution)
+        self.rounds.append(trace)
+        self.emit("bindings", round=self.round_no, bindings=[asdict(b) for b in trace.bindings],
+                  dropped=[asdict(x) for x in trace.dropped], errors=trace.errors)
 
     def synthesize(self, state: QueryState, *, natural: bool) -> Synthesis:
         with self._llm_time():
@@ -173,6 +192,7 @@ class Run:
         missing = {c for t in state.resolved for c in t.support.chunks} - chunks.keys()
         if missing:
             chunks.update(self.retriever.chunks(missing))
+        self.emit("answer", answer=synthesis.answer, termination=reason, answer_path=synthesis.path)
         return Answer(
             question=self.question,
             answer=synthesis.answer,
