@@ -1,0 +1,67 @@
+"""The ``serve`` command: run the REST API and trace viewer on uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+from typing import Any
+
+from t2rag.errors import T2RAGError
+
+TOKEN_ENV = "T2RAG_API_TOKEN"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from t2rag.cli import make_llm
+    from t2rag.index.manifest import Manifest
+    from t2rag.service.app import Settings, create_app
+    from t2rag.service.engine import Service
+
+    token = os.environ.get(TOKEN_ENV) or None
+    if not is_loopback(args.host) and token is None:
+        raise T2RAGError(f"binding {args.host} (not loopback) needs a bearer token: set {TOKEN_ENV}")
+    if args.port < 0 or args.port > 65535 or args.max_waiting < 0 or args.timeout <= 0:
+        raise T2RAGError("--port must be 0..65535, --max-waiting >= 0 and --timeout > 0")
+    from pathlib import Path
+
+    Manifest.load(Path(args.index))  # a missing index is reported before a model loads
+    service = Service(args.index, make_llm(args), max_waiting=args.max_waiting)
+    settings = Settings(token=token, max_body=args.max_body, max_question=args.max_question,
+                        timeout_s=args.timeout, cors_origins=tuple(args.cors or ()))
+    try:
+        print(f"t2rag: serving {args.index} on http://{args.host}:{args.port}/ "
+              f"(API docs at /docs; {'bearer token required' if token else 'no token'})", flush=True)
+        uvicorn.run(create_app(service, settings), host=args.host, port=args.port, log_level="warning",
+                    access_log=False)  # access logs off: they would carry query strings
+    finally:
+        service.close()
+    return 0
+
+
+def register(sub: Any) -> None:
+    from t2rag.cli import _llm_args
+
+    p = sub.add_parser("serve", help="serve an index over HTTP: REST API, streamed events, trace viewer")
+    p.add_argument("index", metavar="DIR")
+    p.add_argument("--host", default="127.0.0.1", help=f"address to bind (127.0.0.1; others need {TOKEN_ENV})")
+    p.add_argument("--port", type=int, default=8000, help="port (8000)")
+    p.add_argument("--max-waiting", type=int, default=32, metavar="N",
+                   help="questions that may wait for a slot before 429 (32)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per question before 504 (600)")
+    p.add_argument("--max-body", type=int, default=1_000_000, metavar="BYTES", help="request body limit (1 MB)")
+    p.add_argument("--max-question", type=int, default=2_000, metavar="CHARS", help="question length limit (2000)")
+    p.add_argument("--cors", action="append", metavar="ORIGIN", help="allow this browser origin (repeatable; off)")
+    _llm_args(p)
+    p.set_defaults(func=cmd_serve)

@@ -1,0 +1,126 @@
+"""The served engine: one index and one LLM shared by every request, admission control, and
+document jobs run by a single writer in the background."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2rag.answer import Answer
+from t2rag.api import T2RAG
+from t2rag.index.builder import TripleIndex
+from t2rag.index.corpus import Document
+from t2rag.llm.base import LLM, parallelism
+from t2rag.query.events import EventSink
+
+
+class Busy(Exception):
+    """Every slot is taken and the waiting line is full: the client should retry later."""
+
+
+@dataclass
+class Job:
+    id: str
+    kind: str  # "add" | "delete"
+    status: str = "queued"  # queued -> running -> done | failed
+    created: float = field(default_factory=time.time)
+    finished: float | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+class Service:
+    """Answers questions over ``directory`` with ``llm``; at most ``slots`` questions run at once
+    (the backend's parallel slots) and at most ``max_waiting`` more wait; beyond that ``ask``
+    raises ``Busy``. Document jobs run one at a time on a writer thread; when one finishes the
+    index is reopened, so later questions see the new documents."""
+
+    def __init__(self, directory: str | Path, llm: LLM, *, slots: int | None = None, max_waiting: int = 32) -> None:
+        self.directory = Path(directory)
+        self.llm = llm
+        self._engine = T2RAG.open(self.directory, llm=llm)
+        self._retired: list[T2RAG] = []
+        self.slots = max(1, slots or parallelism(llm))
+        self.max_waiting = max(0, max_waiting)
+        self._sem = threading.BoundedSemaphore(self.slots)
+        self._admitted = 0
+        self._lock = threading.Lock()
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="t2rag-writer")
+        self._jobs: dict[str, Job] = {}
+        self._ids = itertools.count(1)
+
+    # --- questions ---------------------------------------------------------------------
+    def ask(self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None) -> Answer:
+        with self._lock:
+            if self._admitted >= self.slots + self.max_waiting:
+                raise Busy(f"{self._admitted} questions in progress or waiting; retry later")
+            self._admitted += 1
+        try:
+            with self._sem:
+                return self._engine.ask(question, config, on_event=on_event)
+        finally:
+            with self._lock:
+                self._admitted -= 1
+
+    def search(self, query: str, k: int = 10) -> list[dict[str, Any]]:
+        """The top propositions for ``query`` (hybrid ranking) with their source passages' titles."""
+        ev = self._engine.retriever.retrieve([query], k_chunks=k, top_m=max(50, k), hybrid=True, max_facts=k)
+        titles = {c.id: c.title for c in self._engine.retriever.chunks({c for p in ev.propositions
+                                                                        for c in p.chunk_ids}).values()}
+        return [{"text": p.text, "score": round(p.score, 6), "triple": p.triple.as_list(),
+                 "sources": [{"id": c, "title": titles.get(c, "")} for c in p.chunk_ids]} for p in ev.propositions]
+
+    def index_info(self, samples: int = 5) -> dict[str, Any]:
+        info = self._engine.index.inspect(samples)
+        info["model"] = self.llm.name
+        info["slots"] = self.slots
+        return info
+
+    def passages(self, ids: list[str]) -> list[dict[str, str]]:
+        found = self._engine.retriever.chunks(ids)
+        return [{"id": c.id, "title": c.title, "text": c.text} for c in found.values()]
+
+    # --- document jobs -----------------------------------------------------------------
+    def submit(self, kind: str, payload: list[Any]) -> Job:
+        job = Job(id=f"job-{next(self._ids)}", kind=kind)
+        self._jobs[job.id] = job
+        self._writer.submit(self._run, job, payload)
+        return job
+
+    def job(self, job_id: str) -> Job | None:
+        return self._jobs.get(job_id)
+
+    def _run(self, job: Job, payload: list[Any]) -> None:
+        job.status = "running"
+        try:
+            with TripleIndex.create(self.directory) as ix:
+                if job.kind == "add":
+                    docs: list[Document] = payload
+                    job.result = ix.add(docs, llm=self.llm)
+                else:
+                    job.result = ix.delete(list(payload))
+            self._reopen()
+            job.status = "done"
+        except Exception as e:  # noqa: BLE001 - a job reports its failure, the server goes on
+            job.status, job.error = "failed", str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+        finally:
+            job.finished = time.time()
+
+    def _reopen(self) -> None:
+        fresh = T2RAG.open(self.directory, llm=self.llm)
+        with self._lock:
+            self._retired.append(self._engine)  # questions in flight keep using it; closed at shutdown
+            self._engine = fresh
+
+    def close(self) -> None:
+        self._writer.shutdown(wait=True)
+        for engine in [*self._retired, self._engine]:
+            engine.close()

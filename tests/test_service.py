@@ -1,0 +1,171 @@
+"""The REST API through the real HTTP stack (uvicorn on a free loopback port), scripted LLM."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from t2rag.embed.hashing import HashingEmbedder
+from t2rag.index.builder import TripleIndex
+from t2rag.index.corpus import Document
+from t2rag.index.importer import Extraction
+from t2rag.llm.scripted import ScriptedLLM
+from t2rag.service.app import Settings, create_app
+from t2rag.service.engine import Service
+from t2rag.types import Message, Triple
+
+DOCS = [("Alpha", "Alpha is a town in Borduria.", [("Alpha", "is a town in", "Borduria")]),
+        ("Beta", "Beta is a river in Syldavia.", [("Beta", "is a river in", "Syldavia")])]
+
+
+def replies(delay: float = 0.0) -> ScriptedLLM:
+    def resolve(messages: list[Message]) -> str:
+        time.sleep(delay)
+        text = messages[-1]["content"]
+        value = "Gamma" if "Gamma" in text.split("Retrieved facts:")[1] else "Alpha"
+        return json.dumps({"bindings": [{"placeholder": "?answer", "value": value, "evidence": [1]}]})
+
+    def answer(messages: list[Message]) -> str:
+        facts = messages[-1]["content"].split("Established facts:")[1]
+        return json.dumps({"reasoning": "", "answer": "Gamma" if "Gamma" in facts else "Alpha"})
+
+    return ScriptedLLM(rules=[
+        ("Placeholders to fill", resolve),
+        ("Write the answer", answer),
+        ("Question:", {"triples": [["?answer", "is a town in", "Borduria"]]}),
+        ("(?i)entities", {"entities": ["Gamma", "Borduria"]}),
+        ("(?i)triples", {"triples": [["Gamma", "is a town in", "Borduria"]]}),
+    ])
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Path:
+    imported = {f"{t}\n{x}": Extraction([], [Triple(*tr) for tr in trs]) for t, x, trs in DOCS}
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add([Document(t, x) for t, x, _ in DOCS], imported=imported)
+    return tmp_path / "ix"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serving(service: Service, settings: Settings | None = None) -> Iterator[str]:
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(service, settings), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 10
+    while not server.started and time.time() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        service.close()
+
+
+def test_ask_stream_index_and_viewer(index: Path) -> None:
+    with serving(Service(index, replies())) as url:
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+        a = httpx.post(f"{url}/v1/ask", json={"question": "Which town is in Borduria?"}, timeout=30).json()
+        assert a["answer"] == "Alpha" and a["termination"] == "complete" and a["resolved"]
+        with httpx.stream("POST", f"{url}/v1/ask/stream", json={"question": "Which town is in Borduria?"}) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            kinds = [line.split(": ", 1)[1] for line in r.iter_lines() if line.startswith("event: ")]
+        assert kinds == ["decomposition", "round", "evidence", "bindings", "answer", "done"]
+        info = httpx.get(f"{url}/v1/index").json()
+        assert info["counts"]["chunks"] == 2 and info["model"] == "scripted"
+        facts = httpx.get(f"{url}/v1/search", params={"q": "town in Borduria", "k": 1}).json()["facts"]
+        assert facts[0]["sources"][0]["title"] == "Alpha"
+        assert "T2RAG" in httpx.get(url).text and httpx.get(f"{url}/openapi.json").json()["paths"]["/v1/ask"]
+
+
+def test_bad_requests_get_one_line_and_no_stack_trace(index: Path) -> None:
+    with serving(Service(index, replies()), Settings(max_body=2_000, max_question=100)) as url:
+        as_json = {"content-type": "application/json"}
+        cases = [
+            (httpx.post(f"{url}/v1/ask", content=b"{not json", headers=as_json), (400, 422)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "   "}), (422,)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "x" * 101}), (422,)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "x" * 5_000}), (413,)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"roundz": 2}}), (400,)),
+            (httpx.get(f"{url}/v1/jobs/job-99"), (404,)),
+            (httpx.post(f"{url}/v1/ask", content=b"[" * 1_900, headers=as_json), (400, 422)),
+        ]
+        for r, status in cases:
+            body = r.json()
+            assert r.status_code in status and set(body) == {"error"}, (status, r.text)
+            assert "Traceback" not in r.text and "\n" not in body["error"]
+
+
+def test_bearer_token_is_required_when_set(index: Path) -> None:
+    with serving(Service(index, replies()), Settings(token="s3cret")) as url:
+        q = {"question": "Which town is in Borduria?"}
+        assert httpx.post(f"{url}/v1/ask", json=q).status_code == 401
+        assert httpx.post(f"{url}/v1/ask", json=q, headers={"Authorization": "Bearer nope"}).status_code == 401
+        ok = httpx.post(f"{url}/v1/ask", json=q, headers={"Authorization": "Bearer s3cret"}, timeout=30)
+        assert ok.status_code == 200 and httpx.get(f"{url}/health").status_code == 200
+
+
+def test_full_queue_answers_429_and_slow_questions_504(index: Path) -> None:
+    service = Service(index, replies(delay=1.0), slots=1, max_waiting=0)
+    with serving(service, Settings(timeout_s=0.3)) as url:
+        results: list[int] = []
+
+        def one() -> None:
+            results.append(httpx.post(f"{url}/v1/ask", json={"question": "Which town?"}, timeout=30).status_code)
+
+        threads = [threading.Thread(target=one) for _ in range(3)]
+        for t in threads:
+            t.start()
+            time.sleep(0.05)
+        for t in threads:
+            t.join()
+        assert sorted(results) == [429, 429, 504]
+
+
+def test_added_document_is_answered_from_and_deleted(index: Path) -> None:
+    with serving(Service(index, replies())) as url:
+        job = httpx.post(f"{url}/v1/documents", json={"documents": [{"title": "Gamma", "text": "Gamma is a town in "
+                                                                     "Borduria, on the coast."}]})
+        assert job.status_code == 202
+        status = job.json()
+        for _ in range(200):
+            status = httpx.get(f"{url}/v1/jobs/{status['id']}").json()
+            if status["status"] in ("done", "failed"):
+                break
+            time.sleep(0.05)
+        assert status["status"] == "done" and status["result"]["new_chunks"] == 1, status
+        a = httpx.post(f"{url}/v1/ask", json={"question": "Which coastal town is in Borduria?"}, timeout=30).json()
+        assert "Gamma" in [c["title"] for c in a["answer_chunks"]]
+        gone = httpx.request("DELETE", f"{url}/v1/documents", json={"titles": ["Gamma"]}).json()
+        for _ in range(200):
+            gone = httpx.get(f"{url}/v1/jobs/{gone['id']}").json()
+            if gone["status"] in ("done", "failed"):
+                break
+            time.sleep(0.05)
+        assert gone["status"] == "done" and httpx.get(f"{url}/v1/index").json()["counts"]["chunks"] == 2
+
+
+def test_non_loopback_bind_needs_a_token(index: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    from t2rag.cli import main
+
+    monkeypatch.delenv("T2RAG_API_TOKEN", raising=False)
+    code = main(["serve", str(index), "--host", "0.0.0.0", "--llm", "scripted"])
+    assert code == 1 and "needs a bearer token" in capsys.readouterr().err
