@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> list[Callable[[Any], None]]:
     """Commands living in other modules (query, demo, bench) register themselves here."""
     regs: list[Callable[[Any], None]] = []
-    for mod in ("t2rag.cli_query", "t2rag.eval.cli", "t2rag.service.cli"):
+    for mod in ("t2rag.cli_query", "t2rag.eval.cli", "t2rag.service.cli", "t2rag.service.mcp_server"):
         try:
             module = __import__(mod, fromlist=["register"])
         except ImportError:

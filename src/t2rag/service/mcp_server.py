@@ -1,0 +1,80 @@
+"""The MCP server: T2RAG's question answering and fact search as tools for agents (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from t2rag.errors import T2RAGError
+from t2rag.service.engine import Service
+
+
+def build_server(service: Service) -> Any:
+    """An MCP server (official SDK) with the tools ``ask`` and ``search_facts`` and the resource
+    ``t2rag://index/stats``, all answering from ``service``."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer(
+        "t2rag",
+        instructions="Answers multi-hop questions over a private document index with triplet-driven "
+                     "thinking. Use ask for a question, search_facts to look up facts.",
+    )
+
+    @server.tool(description="Answer a question from the indexed documents. Returns the short answer, the "
+                             "facts it rests on with their source documents, and how the search ended.")
+    def ask(question: str) -> dict[str, Any]:
+        question = " ".join(question.split())
+        if not question:
+            raise ToolError("the question is empty")
+        try:
+            a = service.ask(question)
+        except T2RAGError as e:
+            raise ToolError(str(e).splitlines()[0]) from None
+        return {
+            "answer": a.answer,
+            "termination": a.termination,
+            "supporting_facts": [{"triple": f.triple, "sources": [c.title for c in f.chunks]} for f in a.resolved],
+            "sources": list(dict.fromkeys(c.title for c in a.answer_chunks)),
+        }
+
+    @server.tool(description="Search the index for facts (subject-predicate-object sentences) relevant to a "
+                             "query; returns the best k with scores and source documents.")
+    def search_facts(query: str, k: int = 10) -> dict[str, Any]:
+        if not query.strip() or not 1 <= k <= 100:
+            raise ToolError("query must not be empty and k must be 1..100")
+        return {"query": query, "facts": service.search(query, k)}
+
+    @server.resource("t2rag://index/stats", name="index-stats", mime_type="application/json",
+                     description="Counts (documents, chunks, triples, propositions), embedder and model.")
+    def stats() -> str:
+        info = service.index_info(samples=0)
+        return json.dumps({"counts": info["counts"], "embedder": info["manifest"]["embedder"],
+                           "model": info["model"]})
+
+    return server
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from t2rag.cli import make_llm
+    from t2rag.index.manifest import Manifest
+
+    Manifest.load(Path(args.index))  # a missing index is reported before a model loads
+    service = Service(args.index, make_llm(args))
+    try:
+        build_server(service).run("stdio")
+    finally:
+        service.close()
+    return 0
+
+
+def register(sub: Any) -> None:
+    from t2rag.cli import _llm_args
+
+    p = sub.add_parser("mcp", help="serve an index to agents over MCP (stdio): tools ask and search_facts")
+    p.add_argument("index", metavar="DIR")
+    _llm_args(p)
+    p.set_defaults(func=cmd_mcp)

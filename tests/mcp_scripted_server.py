@@ -1,0 +1,22 @@
+"""A test helper program: the real MCP server over stdio for the index in argv[1], answering
+with a scripted LLM (so the test is deterministic and offline)."""
+
+from __future__ import annotations
+
+import sys
+
+from t2rag.llm.scripted import ScriptedLLM
+from t2rag.service.engine import Service
+from t2rag.service.mcp_server import build_server
+
+if __name__ == "__main__":
+    llm = ScriptedLLM(rules=[
+        ("Placeholders to fill", {"bindings": [{"placeholder": "?answer", "value": "Alpha", "evidence": [1]}]}),
+        ("Write the answer", {"reasoning": "", "answer": "Alpha"}),
+        ("Question:", {"triples": [["?answer", "is a town in", "Borduria"]]}),
+    ])
+    service = Service(sys.argv[1], llm)
+    try:
+        build_server(service).run("stdio")
+    finally:
+        service.close()
