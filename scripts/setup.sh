@@ -35,4 +35,13 @@ case "$model" in
   none) ;;
   *) echo "setup.sh: --model must be default, small or none" >&2; exit 2 ;;
 esac
+if [ "$dev" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  # The trace viewer's browser test drives Debian's Chromium (Playwright's own browser
+  # download is not used: it fetches from outside the package registries).
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "setup.sh: install Debian's chromium package (as root) for the browser test" >&2
+  fi
+fi
 echo "setup.sh: ready (.venv, model: $model)" >&2
