@@ -18,7 +18,7 @@ from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.models import BUNDLED_MODELS, MODEL_REQUIREMENTS, BundledModel, assemble, resolve_model_path
 from t2rag.llm.openai_compat import OpenAICompatLLM
 from t2rag.llm.scripted import ScriptedLLM
-from t2rag.types import Completion
+from t2rag.types import Completion, Message
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-DO-NOT-LEAK-1234"
@@ -334,3 +334,17 @@ def test_local_reuses_prompt_cache(local_small: LLM) -> None:
 def test_local_runtime_error_is_backend_error(local_small: LLM) -> None:
     with pytest.raises(BackendError, match="context"):
         local_small.complete([{"role": "user", "content": "word " * 5000}], max_tokens=4)
+
+
+@pytest.mark.local_model
+def test_local_model_loads_only_when_a_reply_is_not_cached(tmp_path: Path) -> None:
+    from t2rag.llm.cache import CachedLLM
+    from t2rag.llm.local import LocalLLM
+    from t2rag.llm.scripted import ScriptedLLM
+
+    msgs: list[Message] = [{"role": "user", "content": "Say hi."}]
+    warm = CachedLLM(ScriptedLLM(name="local:small", default="hi"), tmp_path / "c.sqlite")
+    warm.complete(msgs, max_tokens=8)
+    lazy = LocalLLM("small", n_ctx=512, n_threads=1)
+    cached = CachedLLM(lazy, tmp_path / "c.sqlite")
+    assert cached.complete(msgs, max_tokens=8).text == "hi" and lazy.load_s is None  # no model loaded

@@ -148,6 +148,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with T2RAG.open(args.index, llm=make_llm(args)) as rag:
         if args.question is not None:
             a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line)
+            total = a.usage.get("total", {})
+            if not args.quiet and total.get("cache_hits"):
+                print(f"{total['cache_hits']} of {total['calls']} LLM replies came from the response cache "
+                      "(--no-cache to ask the model again)", file=sys.stderr)
             print(json.dumps(a.to_dict(), indent=2, ensure_ascii=False) if args.json
                   else format_answer(a, trace=args.trace))
             return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -63,12 +64,24 @@ class LocalLLM:
         params.warmup = False
         # -1 silences llama.cpp entirely (its default of 3 logs every load and request).
         params.verbosity = 3 if verbose else -1
-        t0 = time.perf_counter()
-        try:
-            self._server = xllamacpp.Server(params)
-        except (RuntimeError, ValueError) as e:
-            raise BackendError(f"cannot load local model {path}: {_one_line(e)}") from None
-        self.load_s = time.perf_counter() - t0
+        self._params = params
+        self._server: Any = None  # loaded on the first request: cached replies need no model
+        self._load_lock = threading.Lock()
+        self.load_s: float | None = None
+
+    def load(self) -> None:
+        """Load the model now (it is otherwise loaded by the first request)."""
+        import xllamacpp
+
+        with self._load_lock:
+            if self._server is not None:
+                return
+            t0 = time.perf_counter()
+            try:
+                self._server = xllamacpp.Server(self._params)
+            except (RuntimeError, ValueError) as e:
+                raise BackendError(f"cannot load local model {self.path}: {_one_line(e)}") from None
+            self.load_s = time.perf_counter() - t0
 
     def __repr__(self) -> str:
         return f"LocalLLM({self.name!r}, n_parallel={self.max_concurrency})"
@@ -94,6 +107,8 @@ class LocalLLM:
                 "type": "json_schema",
                 "json_schema": {"name": "out", "schema": schema},
             }
+        if self._server is None:
+            self.load()
         t0 = time.perf_counter()
         try:
             response = self._server.handle_chat_completions(request)
