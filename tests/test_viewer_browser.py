@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from test_service import index, replies, serving  # noqa: F401 - shared fixture and helpers
 from t2rag.service.engine import Service
+from test_service import index, replies, serving  # noqa: F401 - shared fixture and helpers
 
 CHROMIUM = os.environ.get("T2RAG_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
