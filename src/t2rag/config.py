@@ -117,6 +117,7 @@ class QueryConfig:
     # Passages the answer reads after a stop other than ``complete``, picked in turn from the
     # question's retrieval and each round's (0: the paper's behaviour, the last round's chunks).
     answer_passages: int = 5
+    answer_facts: bool = True  # the answer sees the resolved triples (off: passages only, an ablation)
     passages_when_complete: bool = True  # also read passages after natural completion
 
     def __post_init__(self) -> None:

@@ -163,7 +163,7 @@ class Run:
     def synthesize(self, state: QueryState, *, natural: bool) -> Synthesis:
         with self._llm_time():
             return synthesize(self.llm, self.question, state, natural=natural, chunks=self.answer_chunks(natural),
-                              usage=self.usage, max_tokens=self.config.max_tokens)
+                              facts=self.config.answer_facts, usage=self.usage, max_tokens=self.config.max_tokens)
 
     def answer_chunks(self, natural: bool) -> tuple[Chunk, ...]:
         """Passages for the answer: none after natural completion (the paper's path) unless

@@ -31,7 +31,9 @@ class Synthesis:
     chunks: tuple[Chunk, ...] = ()  # the passages the answer read
 
 
-def render(question: str, state: QueryState, *, natural: bool, chunks: Sequence[Chunk]) -> list[Message]:
+def render(
+    question: str, state: QueryState, *, natural: bool, chunks: Sequence[Chunk], facts: bool = True
+) -> list[Message]:
     """After natural completion only the resolved triples; after a stop, what is left too."""
     extra = ""
     pending = state.searchable + state.fuzzy
@@ -39,7 +41,8 @@ def render(question: str, state: QueryState, *, natural: bool, chunks: Sequence[
         extra += "\nStill unresolved:\n" + format_triples(pending) + "\n"
     if chunks:
         extra += "\nPassages:\n" + format_passages(chunks) + "\n"
-    return load(PROMPT).render(question=question.strip(), facts=format_triples(state.resolved), extra=extra)
+    shown = format_triples(state.resolved) if facts else "(none)"
+    return load(PROMPT).render(question=question.strip(), facts=shown, extra=extra)
 
 
 def _answer(data: Any) -> str:
@@ -64,11 +67,12 @@ def synthesize(
     *,
     natural: bool,
     chunks: Sequence[Chunk] = (),
+    facts: bool = True,
     usage: Usage | None = None,
     max_tokens: int = 512,
 ) -> Synthesis:
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask)."""
-    messages = render(question, state, natural=natural, chunks=chunks)
+    messages = render(question, state, natural=natural, chunks=chunks, facts=facts)
     path = "facts+passages" if chunks else "facts"
     try:
         answer, _ = ask_json(
