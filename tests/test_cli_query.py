@@ -77,7 +77,7 @@ def test_ask_questions_file_is_resumable(index: Path, tmp_path: Path, capsys: An
 )
 def test_ask_argument_errors(index: Path, capsys: Any, extra: list[str], message: str) -> None:
     code, _, err = run(["ask", str(index), *extra], capsys)
-    assert code == 1 and message in err
+    assert code == 2 and message in err  # usage errors exit 2, as argparse does
 
 
 def test_ask_missing_index(tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,16 +97,16 @@ def test_ask_stream_index_and_viewer(index: Path) -> None:
 
 
 def test_bad_requests_get_one_line_and_no_stack_trace(index: Path) -> None:
-    with serving(Service(index, replies()), Settings(max_body=2_000, max_question=100)) as url:
+    with serving(Service(index, replies()), Settings(max_body=20_000, max_question=100)) as url:
         as_json = {"content-type": "application/json"}
         cases = [
             (httpx.post(f"{url}/v1/ask", content=b"{not json", headers=as_json), (400, 422)),
             (httpx.post(f"{url}/v1/ask", json={"question": "   "}), (422,)),
             (httpx.post(f"{url}/v1/ask", json={"question": "x" * 101}), (422,)),
-            (httpx.post(f"{url}/v1/ask", json={"question": "x" * 5_000}), (413,)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "x" * 25_000}), (413,)),
             (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"roundz": 2}}), (400,)),
             (httpx.get(f"{url}/v1/jobs/job-99"), (404,)),
-            (httpx.post(f"{url}/v1/ask", content=b"[" * 1_900, headers=as_json), (400, 422)),
+            (httpx.post(f"{url}/v1/ask", content=b"[" * 5_000, headers=as_json), (400, 422)),
         ]
         for r, status in cases:
             body = r.json()

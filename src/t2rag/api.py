@@ -11,6 +11,7 @@ from typing import Any
 from t2rag.answer import Answer
 from t2rag.config import QueryConfig, from_dict
 from t2rag.embed.base import Embedder
+from t2rag.errors import InputError
 from t2rag.index.builder import TripleIndex
 from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.cache import CachedLLM, default_cache_dir
@@ -18,6 +19,17 @@ from t2rag.llm.registry import DEFAULT_LLM, get_llm
 from t2rag.query.engine import answer_question
 from t2rag.query.events import EventSink
 from t2rag.query.retrieve import Retriever
+
+MAX_QUESTION_CHARS = 4_000  # a question, not a document: longer ones are refused, not truncated
+
+
+def check_question(question: str) -> str:
+    """The question with its whitespace normalized; InputError when empty or too long."""
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+    return " ".join(question.split())
 
 
 def _query_config(config: QueryConfig | dict[str, Any] | None) -> QueryConfig:
@@ -58,7 +70,7 @@ class T2RAG:
     ) -> Answer:
         """Answer ``question``; ``on_event`` (if given) is called with each ``QueryEvent`` as the
         engine works: decomposition, each round's search, evidence and bindings, the answer."""
-        return answer_question(question, self.llm, self.retriever, _query_config(config), on_event)
+        return answer_question(check_question(question), self.llm, self.retriever, _query_config(config), on_event)
 
     def ask_many(
         self,
@@ -76,7 +88,7 @@ class T2RAG:
         lock = threading.Lock()  # callbacks never run concurrently
 
         def one(i: int) -> Answer:
-            answer = answer_question(questions[i], self.llm, self.retriever, cfg)
+            answer = answer_question(check_question(questions[i]), self.llm, self.retriever, cfg)
             if on_answer is not None:
                 with lock:
                     on_answer(i, answer)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from t2rag import __version__
-from t2rag.errors import T2RAGError
+from t2rag.errors import T2RAGError, UsageError
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 
@@ -183,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except UsageError as e:
+        print(f"t2rag: error: {e}", file=sys.stderr)
+        return 2
     except T2RAGError as e:
         print(f"t2rag: error: {e}", file=sys.stderr)
         return EXIT_USER

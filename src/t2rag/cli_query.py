@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from t2rag.answer import Answer
-from t2rag.errors import InputError, T2RAGError
+from t2rag.api import check_question
+from t2rag.errors import InputError, UsageError
 
 
 def _query_args(p: argparse.ArgumentParser) -> None:
@@ -139,9 +140,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from t2rag.cli import make_llm
 
     if (args.question is None) == (args.questions is None):
-        raise T2RAGError("give either a QUESTION or --questions FILE")
+        raise UsageError("give either a QUESTION or --questions FILE")
     if args.questions and not args.out:
-        raise T2RAGError("--questions needs --out FILE.jsonl")
+        raise UsageError("--questions needs --out FILE.jsonl")
+    if args.parallel is not None and args.parallel < 1:
+        raise UsageError("--parallel must be at least 1")
+    if args.question is not None:
+        check_question(args.question)  # before a model loads
     from t2rag.index.manifest import Manifest
 
     Manifest.load(Path(args.index))  # a missing index is reported before a model loads

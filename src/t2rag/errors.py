@@ -41,3 +41,7 @@ class IndexLockedError(T2RAGError):
 
 class IndexNotFoundError(T2RAGError):
     """The index directory does not exist or holds no manifest."""
+
+
+class UsageError(T2RAGError):
+    """The command line was used wrongly (exit code 2, like argparse's own errors)."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import InputError
+from t2rag.llm.structured import scalar_text
 from t2rag.types import Chunk, Triple
 
 
@@ -23,12 +24,16 @@ class Extraction:
 # Parts that carry no fact: a small model answers "is X a novelist?" instead of extracting.
 JUNK_PARTS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a", "na", "nan", "unknown", "not mentioned"})
 MAX_PREDICATE_WORDS = 10  # longer is a sentence copied into the predicate, not a relation
+MAX_PART_CHARS = 300  # an entity or relation; longer is a passage pasted into a triple
+MAX_TRIPLES_PER_CHUNK = 1_000  # far beyond any real extraction; a runaway reply or file stops here
 _MEANINGFUL = re.compile(r"[^\W_]|[$€£%&]")  # "$" and "Q" are real objects; "-" and "?" are not
 _NEAR = re.compile(r"[^\w\s]|\b(the|a|an)\b")
 
 
 def junk_reason(parts: list[str]) -> str | None:
     """Why a triple of three cleaned text parts is junk, or None when it is kept."""
+    if any(len(x) > MAX_PART_CHARS for x in parts):
+        return f"a part over {MAX_PART_CHARS} characters"
     if any(not _MEANINGFUL.search(x) for x in parts):
         return "a part with no letter or digit"
     if any(x.lower().strip(".") in JUNK_PARTS for x in (parts[0], parts[2])):
@@ -49,14 +54,16 @@ def clean_triples_counted(raw: object) -> tuple[list[Triple], int]:
     out: dict[tuple[str, ...], Triple] = {}
     if not isinstance(raw, list):
         return [], 0
-    for t in raw:
+    for t in raw[: MAX_TRIPLES_PER_CHUNK * 2]:
+        if len(out) >= MAX_TRIPLES_PER_CHUNK:
+            break
         if not isinstance(t, (list, tuple)) or len(t) != 3:
             continue
-        if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in t):
+        parts = [scalar_text(x) for x in t]
+        if any(x is None for x in parts):
             continue
-        parts = [" ".join(str(x).split()) for x in t]
-        if junk_reason(parts) is None:
-            triple = Triple(*parts)
+        if junk_reason(parts) is None:  # type: ignore[arg-type]
+            triple = Triple(*parts)  # type: ignore[arg-type]
             out.setdefault(_near_key(triple), triple)
     return list(out.values()), len(raw) - len(out)
 

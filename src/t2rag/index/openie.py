@@ -11,7 +11,7 @@ from t2rag.errors import ParseError
 from t2rag.index.importer import clean_triples_counted
 from t2rag.index.store import OpenIERecord
 from t2rag.llm.base import LLM
-from t2rag.llm.structured import ask_json
+from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.types import Chunk, Completion, Triple, Usage
 
 STAGE = "openie"
@@ -23,6 +23,7 @@ PROMPTS = ["openie_entities", "openie_triples", "openie_single"]
 # with the chunk (one triple per ~4 words is far more than any real extraction yields).
 MAX_CHARS = 100
 MIN_ITEM_BOUND = 16
+MAX_ENTITIES = 1_000  # a reply without constrained decoding is cut here
 
 
 def item_bound(chunk: Chunk) -> int:
@@ -52,7 +53,8 @@ def _entities(data: Any) -> list[str]:
     items = data["entities"] if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise ValueError("'entities' is not a list")
-    return list(dict.fromkeys(" ".join(str(e).split()) for e in items if str(e).strip()))
+    names = (scalar_text(e) for e in items[:MAX_ENTITIES])
+    return list(dict.fromkeys(n[:MAX_CHARS] for n in names if n))
 
 
 def _triples(data: Any) -> tuple[list[Triple], int]:

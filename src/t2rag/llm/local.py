@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -11,6 +10,7 @@ from typing import Any
 
 from t2rag.errors import BackendError, ConfigError
 from t2rag.llm.models import BUNDLED_MODELS, resolve_model_path
+from t2rag.llm.structured import clean_text, loads
 from t2rag.types import Completion, Message
 
 
@@ -125,7 +125,7 @@ class LocalLLM:
             message = err.get("message", err) if isinstance(err, dict) else err
             raise BackendError(f"{self.name}: {_one_line(message)}")
         try:
-            text = response["choices"][0]["message"]["content"] or ""
+            text = clean_text(response["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError):
             raise BackendError(f"{self.name}: response without a message: {_one_line(response, 120)}") from None
         usage = response.get("usage") or {}
@@ -135,7 +135,7 @@ class LocalLLM:
         parsed: Any = None
         if want_json:
             try:
-                parsed = json.loads(text)
+                parsed = loads(text)
             except ValueError:
                 parsed = None
         return Completion(

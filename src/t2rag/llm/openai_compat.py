@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any
 
 from t2rag.errors import BackendError, ConfigError
 from t2rag.http import HTTPStatusError, JSONClient, backend_name, resolve_base_url
+from t2rag.llm.structured import clean_text, loads
 from t2rag.types import Completion, Message
 
 # Each structured-output mode falls back to the next when a server rejects response_format.
@@ -107,23 +107,32 @@ class OpenAICompatLLM:
 
     def _completion(self, body: dict[str, Any], want_json: bool, wall: float) -> Completion:
         try:
-            text = body["choices"][0]["message"]["content"] or ""
+            text = clean_text(body["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError):
             raise BackendError(f"{self.name}: response without choices[0].message.content") from None
-        usage = body.get("usage") or {}
-        details = usage.get("prompt_tokens_details") or {}
+        usage = _dict(body.get("usage"))
+        details = _dict(usage.get("prompt_tokens_details"))
         parsed: Any = None
         if want_json:
             try:
-                parsed = json.loads(text)
+                parsed = loads(text)
             except ValueError:
                 parsed = None
         return Completion(
             text=text,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
             wall_s=wall,
             parsed=parsed,
             model=self.name,
-            cached_prompt_tokens=int(details.get("cached_tokens") or 0),
+            cached_prompt_tokens=_count(details.get("cached_tokens")),
         )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: Any) -> int:
+    """A token count from a server's usage block; anything but a non-negative integer counts 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -91,6 +92,39 @@ def salvage_truncated(text: str) -> Any:
 _CLOSERS = str.maketrans("[{", "]}")
 
 
+def loads(text: str) -> Any:
+    """``json.loads`` that fails with ValueError only: nesting too deep for the parser
+    (thousands of ``[``) is malformed input like any other, not a crash."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def scalar_text(value: Any) -> str | None:
+    """A JSON scalar as one line of text, or None when it is no value: null, true/false, a
+    non-finite number (NaN parses from model output), a container."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if not isinstance(value, (str, int, float)):
+        return None
+    return " ".join(str(value).split())
+
+
+def clean_text(value: Any) -> str:
+    """A model's content as text: a list of text parts joined, a number as its digits, lone
+    surrogates (which no database or file accepts as UTF-8) replaced."""
+    if isinstance(value, list):
+        value = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in value)
+    elif value is None:
+        value = ""
+    elif not isinstance(value, str):
+        value = str(value)
+    return value.encode("utf-8", "replace").decode("utf-8")
+
+
 def parse_json_lenient(text: str) -> Any:
     """Parse JSON from model text: plain, fenced, embedded in prose, or with trailing commas.
 
@@ -102,7 +136,7 @@ def parse_json_lenient(text: str) -> Any:
     for cand in candidates:
         for variant in (cand, _TRAILING_COMMA.sub(r"\1", cand)):
             try:
-                return json.loads(variant)
+                return loads(variant)
             except ValueError:
                 continue
     snippet = " ".join(text.split())[:80]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from t2rag.errors import ParseError
 from t2rag.llm.base import LLM
-from t2rag.llm.structured import ask_json
+from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import Binding, QueryState, Support, TrackedTriple, canonical, is_placeholder
@@ -40,6 +41,9 @@ def schema(open_names: set[str]) -> dict[str, Any]:
         "required": ["bindings"],
     }
 
+
+_EMBEDDED_PLACEHOLDER = re.compile(r"(?:^|\s)\?[A-Za-z_]")
+MAX_VALUE_CHARS = 200  # an entity, date or number; longer is a passage copied out
 
 # Values a model writes when it has none; a binding to one of these is no binding.
 NON_VALUES = frozenset({"unknown", "none", "n/a", "na", "null", "not found", "not given", "not mentioned", "?"})
@@ -104,17 +108,20 @@ def _check(entry: Any, open_names: set[str], seen: set[str], given: set[str]) ->
     """(placeholder, value) for a valid entry, else the reason it is dropped."""
     if not isinstance(entry, dict):
         return "not an object"
-    name, value = entry.get("placeholder"), entry.get("value")
-    if not isinstance(name, str) or not isinstance(value, (str, int, float)) or isinstance(value, bool):
+    name, value = entry.get("placeholder"), scalar_text(entry.get("value"))
+    if not isinstance(name, str) or value is None:
         return "placeholder or value missing"
     name = canonical(name if name.strip().startswith("?") else "?" + name.strip())
-    value = " ".join(str(value).split())
     if name not in open_names:
         return f"{name} is not an open placeholder"
     if name in seen:
         return f"{name} bound twice"
     if not value or is_placeholder(value) or value.lower().strip(".") in NON_VALUES:
         return "empty value"
+    if _EMBEDDED_PLACEHOLDER.search(value):
+        return "value contains a placeholder"
+    if len(value) > MAX_VALUE_CHARS:
+        return f"value over {MAX_VALUE_CHARS} characters"
     if value.lower() in given:
         return "value is a name the question already gives"
     return name, value

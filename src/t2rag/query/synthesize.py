@@ -8,7 +8,7 @@ from typing import Any
 
 from t2rag.errors import ParseError
 from t2rag.llm.base import LLM
-from t2rag.llm.structured import ask_json
+from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
 from t2rag.query.resolve import format_passages, format_triples
 from t2rag.query.state import QueryState
@@ -46,10 +46,10 @@ def render(
 
 
 def _answer(data: Any) -> str:
-    value = data.get("answer") if isinstance(data, dict) else None
-    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+    value = scalar_text(data.get("answer")) if isinstance(data, dict) else None
+    if value is None:
         raise ValueError("expected {'answer': text}")
-    return " ".join(str(value).split())
+    return value
 
 
 def one_line(text: str) -> str:
@@ -79,5 +79,7 @@ def synthesize(
             llm, messages, SCHEMA, _answer, stage="answer", usage=usage, max_tokens=max_tokens, reask=False
         )
     except ParseError as e:
-        return Synthesis(one_line(e.raw), error=f"answer: {e}", path=path, chunks=tuple(chunks))
+        # Raw prose is an answer; a JSON reply of the wrong shape ({"answer": null}) is none.
+        raw = "" if e.raw.lstrip().startswith(("{", "[")) else one_line(e.raw)
+        return Synthesis(raw, error=f"answer: {e}", path=path, chunks=tuple(chunks))
     return Synthesis(answer, path=path, chunks=tuple(chunks))

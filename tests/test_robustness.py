@@ -1,0 +1,92 @@
+"""Malformed replies and inputs at the parse points: one clear outcome, never a crash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from t2rag.index.importer import MAX_TRIPLES_PER_CHUNK, clean_triples_counted
+from t2rag.index.store import PropositionHit
+from t2rag.llm.openai_compat import OpenAICompatLLM
+from t2rag.llm.structured import clean_text, parse_json_lenient, scalar_text
+from t2rag.llm.scripted import ScriptedLLM
+from t2rag.query.resolve import validate
+from t2rag.query.retrieve import Evidence
+from t2rag.query.state import QueryState, QueryTriple, initial_state
+from t2rag.query.synthesize import synthesize
+from t2rag.types import Triple
+
+STATE = initial_state([QueryTriple("Kell Bridge", "designed by", "?answer")])
+EVIDENCE = Evidence(propositions=(PropositionHit("p", "Kell Bridge designed by Ortiz",
+                                                 Triple("Kell Bridge", "designed by", "Ortiz"), ("c",)),))
+
+
+def test_deeply_nested_json_is_a_parse_error_not_a_recursion_error() -> None:
+    from t2rag.errors import ParseError
+
+    with pytest.raises(ParseError):
+        parse_json_lenient("[" * 5_000)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, None), (True, None), (float("nan"), None), (float("inf"), None), ({"a": 1}, None), ([1], None),
+    ("  Lena \n Ortiz ", "Lena Ortiz"), (1931, "1931"), (2.5, "2.5"),
+])
+def test_scalar_text(value: Any, expected: str | None) -> None:
+    assert scalar_text(value) == expected
+
+
+def test_content_shapes_and_lone_surrogates_become_text() -> None:
+    assert clean_text([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]) == "ab"
+    assert clean_text(42) == "42" and clean_text(None) == ""
+    assert clean_text("x\ud800y").encode("utf-8")  # encodable
+
+
+def test_openai_reply_with_odd_content_and_usage_types() -> None:
+    llm = OpenAICompatLLM("m", base_url="http://127.0.0.1:9/v1", api_key="k")
+    body = {"choices": [{"message": {"content": 12}}], "usage": {"prompt_tokens": "many", "completion_tokens": -1,
+                                                                    "prompt_tokens_details": [1]}}
+    c = llm._completion(body, True, 0.1)
+    assert c.text == "12" and c.prompt_tokens == 0 and c.completion_tokens == 0 and c.parsed == 12
+
+
+@pytest.mark.parametrize(("value", "reason"), [
+    (None, "placeholder or value missing"), (float("nan"), "placeholder or value missing"),
+    ("Paris ?x", "value contains a placeholder"), ("x" * 500, "value over 200 characters"),
+])
+def test_bad_binding_values_are_dropped(value: Any, reason: str) -> None:
+    r = validate([{"placeholder": "?answer", "value": value, "evidence": [1]}], STATE, EVIDENCE, 1)
+    assert r.bindings == () and r.dropped[0].reason == reason
+
+
+@pytest.mark.parametrize("reply", ['{"answer": null}', '{"answer": NaN}', '{"answer": ["a"]}'])
+def test_an_answer_of_the_wrong_shape_is_empty_not_its_json(reply: str) -> None:
+    s = synthesize(ScriptedLLM(default=reply), "Q?", QueryState(), natural=True)
+    assert s.answer == "" and s.error
+
+
+def test_prose_answer_is_still_used() -> None:
+    assert synthesize(ScriptedLLM(default="Lena Ortiz\nbecause"), "Q?", QueryState(), natural=True).answer == \
+        "Lena Ortiz"
+
+
+def test_runaway_extractions_are_bounded() -> None:
+    many = [[f"S{i}", "is", f"O{i}"] for i in range(200_000)]
+    kept, dropped = clean_triples_counted(many)
+    assert len(kept) == MAX_TRIPLES_PER_CHUNK and dropped == 200_000 - MAX_TRIPLES_PER_CHUNK
+    kept, dropped = clean_triples_counted([["S", "is", "x" * 1_000_000], [None, "is", "x"], ["S", "is", None]])
+    assert kept == [] and dropped == 3
+
+
+def test_question_limits(tmp_path: Path) -> None:
+    from t2rag.api import MAX_QUESTION_CHARS, check_question
+    from t2rag.errors import InputError
+
+    assert check_question("  Who \n is? ") == "Who is?"
+    for bad in ("", "   \n", "x" * (MAX_QUESTION_CHARS + 1)):
+        with pytest.raises(InputError):
+            check_question(bad)
+
