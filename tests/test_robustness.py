@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +10,8 @@ import pytest
 from t2rag.index.importer import MAX_TRIPLES_PER_CHUNK, clean_triples_counted
 from t2rag.index.store import PropositionHit
 from t2rag.llm.openai_compat import OpenAICompatLLM
-from t2rag.llm.structured import clean_text, parse_json_lenient, scalar_text
 from t2rag.llm.scripted import ScriptedLLM
+from t2rag.llm.structured import clean_text, parse_json_lenient, scalar_text
 from t2rag.query.resolve import validate
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import QueryState, QueryTriple, initial_state
