@@ -167,3 +167,11 @@ def test_events_arrive_in_order_and_serialize(index_dir: Path) -> None:
     assert events[-1].data["answer"] == a.answer == "1931"
     for e in events:
         assert json.loads(json.dumps(e.to_dict()))["kind"] == e.kind and "\n" not in describe(e)
+
+
+def test_lexical_index_of_stopwords_only_searches_to_nothing(tmp_path: Path) -> None:
+    lx = LexicalIndex.build([("p1", "A is B"), ("p2", "it is")], generation=3)
+    assert lx.search(["A is B"], 5) == [[]]
+    lx.save(tmp_path)
+    again = LexicalIndex.load_if_current(tmp_path, 3)
+    assert again is not None and again.ids == ["p1", "p2"] and again.search(["is"], 5) == [[]]

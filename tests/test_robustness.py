@@ -89,3 +89,41 @@ def test_question_limits(tmp_path: Path) -> None:
         with pytest.raises(InputError):
             check_question(bad)
 
+
+
+def test_credentials_in_a_base_url_are_redacted() -> None:
+    from t2rag.http import redact
+
+    assert redact("http://user:pw@example.test:8080/v1") == "http://***@example.test:8080/v1"
+    assert redact("http://example.test/v1") == "http://example.test/v1"
+
+
+def test_terminal_escapes_in_titles_are_shown_not_run() -> None:
+    from t2rag.cli import printable
+
+    assert printable("Title\x1b]0;pwned\x07 ok") == "Title\\x1b]0;pwned\\x07 ok"
+
+
+def test_damaged_vectors_and_orphan_temp_files_heal(tmp_path: Path) -> None:
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index.builder import TripleIndex
+    from t2rag.index.corpus import Document
+    from t2rag.index.importer import Extraction
+
+    d = tmp_path / "ix"
+    with TripleIndex.create(d, embedder=HashingEmbedder()) as ix:
+        ix.add([Document("A", "A is B.")], imported={"A\nA is B.": Extraction([], [Triple("A", "is", "B")])})
+    (d / "vectors.faiss").write_bytes(b"garbage")
+    (d / ".vectors-123.tmp").write_bytes(b"half")
+    with TripleIndex.create(d, embedder=HashingEmbedder()) as ix:
+        assert ix.store.search(ix.embedder.embed(["A is B"]), 1)[0]  # rebuilt from SQLite
+    assert not (d / ".vectors-123.tmp").exists()
+
+
+def test_an_empty_corpus_indexes_nothing_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from t2rag.cli import main
+
+    (tmp_path / "empty.json").write_text("[]")
+    code = main(["index", str(tmp_path / "empty.json"), "--index", str(tmp_path / "ix"), "--llm", "none",
+                 "--embedder", "hashing"])
+    assert code == 1 and "holds no documents" in capsys.readouterr().err

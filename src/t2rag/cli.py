@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from t2rag import __version__
-from t2rag.errors import T2RAGError, UsageError
+from t2rag.errors import InputError, T2RAGError, UsageError
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 
@@ -22,6 +23,15 @@ def _llm_args(p: argparse.ArgumentParser, default: str | None = "local") -> None
     p.add_argument("--no-cache", action="store_true", help="do not use the persistent LLM response cache")
     p.add_argument("--parallel", type=int, default=None, metavar="N",
                    help="concurrent LLM requests (remote backends) or decoding slots (local)")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text from documents made safe for a terminal: control characters (escape sequences
+    that could move the cursor or retitle the window) shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def make_llm(args: argparse.Namespace) -> Any:
@@ -51,6 +61,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     from t2rag.progress import BuildBar
 
     docs = load_corpus(args.corpus)
+    if not docs:
+        raise InputError(f"{args.corpus} holds no documents: nothing to index")
     imported = load_openie(args.openie_from) if args.openie_from else None
     if args.llm != "none":
         check_spec(args.llm)
@@ -86,13 +98,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     print(f"config     {json.dumps(m['config'])}")
     print("counts     " + ", ".join(f"{k}={v}" for k, v in info["counts"].items()))
     for s in info["samples"]:
-        print(f"\n[{s['title']}] {s['chunk']}")
+        print(f"\n[{printable(s['title'])}] {s['chunk']}")
         for t in s["triples"][:8]:
-            print(f"  ({t[0]} | {t[1]} | {t[2]})")
+            print(f"  ({printable(t[0])} | {printable(t[1])} | {printable(t[2])})")
     if info["failed"]:
         print(f"\nfailed chunks (first {len(info['failed'])}):")
         for f in info["failed"]:
-            print(f"  [{f['title']}] {f['chunk']}: {f['error']}")
+            print(f"  [{printable(f['title'])}] {f['chunk']}: {printable(str(f['error']))}")
     return EXIT_OK
 
 

@@ -30,6 +30,16 @@ def resolve_base_url(base_url: str | None) -> str:
     return (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
 
 
+def redact(url: str) -> str:
+    """A URL fit for messages and logs: user and password replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()
+
+
 def backend_name(kind: str, model: str, base_url: str) -> str:
     """``kind:model``, plus ``@host[:port]`` off the default endpoint so caches never mix servers."""
     if base_url == OPENAI_BASE_URL:
@@ -103,7 +113,7 @@ class JSONClient:
         )
 
     def __repr__(self) -> str:
-        return f"JSONClient(base_url={self.base_url!r})"
+        return f"JSONClient(base_url={redact(self.base_url)!r})"
 
     def close(self) -> None:
         self._client.close()
@@ -117,6 +127,7 @@ class JSONClient:
 
     def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         url = self.base_url + path
+        shown = redact(url)
         last = ""
         for attempt in range(self.max_retries + 1):
             response: httpx.Response | None = None
@@ -125,17 +136,18 @@ class JSONClient:
             except httpx.TransportError as e:  # connection refused/reset, timeouts: worth retrying
                 last = f"{type(e).__name__}: {_short(str(e), 120)}"
             except httpx.HTTPError as e:
-                raise BackendError(f"POST {url} failed: {type(e).__name__}: {_short(str(e), 120)}") from None
+                raise BackendError(f"POST {shown} failed: {type(e).__name__}: "
+                                   f"{_short(str(e).replace(url, shown), 120)}") from None
             else:
                 if response.status_code < 400:
-                    return self._json(response, url)
+                    return self._json(response, shown)
                 detail = _server_message(response)
                 last = f"HTTP {response.status_code}: {detail}"
                 if response.status_code != 429 and response.status_code < 500:
-                    raise HTTPStatusError(f"POST {url} failed: {last}", response.status_code, detail)
+                    raise HTTPStatusError(f"POST {shown} failed: {last}", response.status_code, detail)
             if attempt < self.max_retries:
                 time.sleep(self._sleep_s(attempt, response))
-        raise BackendError(f"POST {url} failed after {self.max_retries + 1} attempts: {last}")
+        raise BackendError(f"POST {shown} failed after {self.max_retries + 1} attempts: {last}")
 
     @staticmethod
     def _json(response: httpx.Response, url: str) -> dict[str, Any]:

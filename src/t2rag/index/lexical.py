@@ -43,10 +43,11 @@ class LexicalIndex:
         for pid, text in rows:
             ids.append(pid)
             texts.append(text)
-        if not ids:
-            return cls([], None, generation)
+        tokens = _tokenize(texts)
+        if not any(tokens):  # no document has a searchable word (bm25s cannot index that)
+            return cls(ids, None, generation)
         model = bm25s.BM25()
-        model.index(_tokenize(texts), show_progress=False)
+        model.index(tokens, show_progress=False)
         return cls(ids, model, generation)
 
     def search(self, queries: list[str], top_m: int) -> list[list[tuple[str, float]]]:
@@ -66,7 +67,8 @@ class LexicalIndex:
         try:
             if self.model is not None:
                 self.model.save(str(tmp), show_progress=False)  # type: ignore[attr-defined]
-            (tmp / "ids.json").write_text(json.dumps({"generation": self.generation, "ids": self.ids}))
+            (tmp / "ids.json").write_text(json.dumps({"generation": self.generation, "ids": self.ids,
+                                                      "model": self.model is not None}))
             old = directory / f".lexical-old-{os.getpid()}"
             if target.exists():
                 os.replace(target, old)
@@ -87,7 +89,7 @@ class LexicalIndex:
             if meta.get("generation") != generation:
                 return None
             ids = [str(i) for i in meta["ids"]]
-            model = bm25s.BM25.load(str(target), show_progress=False) if ids else None
+            model = bm25s.BM25.load(str(target), show_progress=False) if meta.get("model", bool(ids)) else None
         except (OSError, ValueError, KeyError, TypeError):
             return None
         return cls(ids, model, generation, saved=True)

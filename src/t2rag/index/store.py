@@ -26,6 +26,7 @@ from t2rag.config import StoreConfig
 from t2rag.errors import IndexLockedError
 from t2rag.index.lexical import LexicalIndex, clean_temp
 from t2rag.index.vectors import build_index, load_if_current, save_atomic
+from t2rag.index.vectors import clean_temp as clean_vector_temp
 from t2rag.types import Chunk, Proposition, Triple
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,6 +108,7 @@ class Store:
                 self.db.execute("ALTER TABLE openie ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
             self.db.commit()
             clean_temp(self.dir)
+            clean_vector_temp(self.dir)
         self._index: faiss.Index | None = None
         self._lexical: LexicalIndex | None = None
         self._chunk_index: tuple[faiss.Index, list[str]] | None = None

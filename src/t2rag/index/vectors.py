@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -72,4 +73,14 @@ def load_if_current(path: Path, generation: int) -> faiss.Index | None:
         return None
     if meta.get("generation") != generation:
         return None
-    return faiss.read_index(str(path))
+    try:
+        return faiss.read_index(str(path))
+    except RuntimeError:  # damaged or truncated: derived data, so rebuilt from SQLite
+        print(f"t2rag: {path} is damaged; rebuilding it from the index database", file=sys.stderr)
+        return None
+
+
+def clean_temp(directory: Path) -> None:
+    """Remove the temp files of a save that a killed process left behind."""
+    for p in directory.glob(".vectors-*.tmp"):
+        p.unlink(missing_ok=True)
