@@ -20,7 +20,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_unchecked": {"check_decomposition": False},
     "t2rag_fullresolve": {"resolve_facts": 0, "lookback_passages": 5},
     "t2rag_propresolve": {"lookback_passages": 0},
-    "t2rag_factsonly": {"answer_passages": 0},
+    "t2rag_factsonly": {"answer_passages": 0, "passages_when_complete": False},  # the paper's answer step
     "t2rag_paperanswer": {"passages_when_complete": False},  # passages only after a stop
     "t2rag_nofacts": {"answer_facts": False},  # the answer reads T2RAG's passages without its facts
 }
