@@ -175,3 +175,28 @@ def test_lexical_index_of_stopwords_only_searches_to_nothing(tmp_path: Path) -> 
     lx.save(tmp_path)
     again = LexicalIndex.load_if_current(tmp_path, 3)
     assert again is not None and again.ids == ["p1", "p2"] and again.search(["is"], 5) == [[]]
+
+
+def test_a_long_name_from_the_question_is_not_a_copy() -> None:
+    q = "The manuscript for Flute Sonata in C major, BWV 1033 is in the hand of whose godson?"
+    t = [QueryTriple("Flute Sonata in C major, BWV 1033", "manuscript in the hand of", "?writer"),
+         QueryTriple("?writer", "godson of", "?answer")]
+    assert check(q, t) == []
+
+
+def test_failed_checks_are_reasked_only_when_asked_to(index_dir: Path) -> None:
+    from t2rag.llm.scripted import Seq
+
+    bad = {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?answer"]]}
+    good = {"triples": [["Kell Bridge", "designed by", "?designer"], ["?designer", "born in", "?answer"]]}
+    q = "When was the designer of the Kell Bridge born?"
+    for reask, calls, problems in ((False, 1, 1), (True, 2, 0)):
+        llm = ScriptedLLM(rules=[("Placeholders to fill", {"bindings": []}),
+                                 ("Write the answer", {"reasoning": "", "answer": "x"}),
+                                 ("could not be used", good), ("Question:", Seq(bad, bad))])
+        with T2RAG.open(index_dir, llm=llm) as rag:
+            a = rag.ask(q, {"reask_decomposition": reask})
+        assert a.usage["decompose"]["calls"] == calls and len(a.decomposition.problems) == problems
+        if reask:
+            reasked = llm.calls[1]["messages"][-1]["content"]
+            assert "link every triple to ?answer" in reasked

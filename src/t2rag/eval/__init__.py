@@ -18,6 +18,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_dense": {"hybrid": False},
     "t2rag_grounded": {"grounded": True},
     "t2rag_unchecked": {"check_decomposition": False},
+    "t2rag_reask": {"reask_decomposition": True},
     "t2rag_fullresolve": {"resolve_facts": 0, "lookback_passages": 5},
     "t2rag_propresolve": {"lookback_passages": 0},
     "t2rag_factsonly": {"answer_passages": 0, "passages_when_complete": False},  # the paper's answer step

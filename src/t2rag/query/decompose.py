@@ -98,14 +98,14 @@ def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
 
 def decompose(
     llm: LLM, question: str, *, usage: Usage | None = None, max_tokens: int = 512,
-    grounding: Sequence[str] = (), checked: bool = True,
+    grounding: Sequence[str] = (), checked: bool = True, reask: bool = False,
 ) -> Decomposition:
     """Decompose ``question``; on unusable output (after one re-ask) fall back to the question.
 
     ``grounding`` are facts retrieved for the question itself, shown before it so the model
-    starts its triples from entities the collection names. A reply that parses but fails a
-    ``check`` is re-asked once with the problems named; if the second reply still fails, the
-    triples are kept and the problems recorded. A decomposition without any unknown (a claim
+    starts its triples from entities the collection names. With ``checked``, a reply that
+    parses but fails a ``check`` is kept with its problems recorded, or (``reask``) first asked
+    again once with the problems named. A decomposition without any unknown (a claim
     to verify) also gets the question as a query, so some evidence is retrieved."""
     lines = "".join(f"- {g}\n" for g in grounding)
     facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
@@ -115,7 +115,7 @@ def decompose(
         triples = parse_triples(data)
         if checked:
             triples = mark_answer(question, triples)
-        problems = check(question, triples) if checked else []
+        problems = check(question, triples) if checked and reask else []
         if problems:
             raise ValueError("; ".join(problems))
         return triples
@@ -128,6 +128,7 @@ def decompose(
             triples = parse_triples(parse_json_lenient(e.raw))
         except (ParseError, ValueError):
             return Decomposition((question_triple(question),), fallback=True, error=str(e))
+    if checked:
         triples = mark_answer(question, triples)
         problems = tuple(check(question, triples))
     if not any(t.placeholders for t in triples):
@@ -161,8 +162,9 @@ def check(question: str, triples: Sequence[QueryTriple]) -> list[str]:
     q_words = set(_WORD.findall(question.lower()))
     for t in triples:
         for term in t.terms():
+            # Copying a long name from the question is right; copying most of the question is not.
             words = set(_WORD.findall(term.lower()))
-            if len(words) >= 6 and len(words & q_words) >= 0.8 * len(words):
+            if len(words) >= 6 and len(words & q_words) >= 0.6 * len(q_words):
                 problems.append(f"'{term[:60]}' copies the question; split it into short parts")
                 break
     shape = question_shape(question)

@@ -130,7 +130,8 @@ class Run:
         facts = [p.text for p in self.grounding.propositions[: c.ground_facts]] if self.grounding and c.grounded else []
         with self._llm_time():
             self.decomposition = decompose(self.llm, self.question, usage=self.usage, max_tokens=c.max_tokens,
-                                           grounding=facts, checked=c.check_decomposition)
+                                           grounding=facts, checked=c.check_decomposition,
+                                           reask=c.reask_decomposition)
         d = self.decomposition
         self.emit("decomposition", triples=[t.as_list() for t in d.triples], fallback=d.fallback,
                   problems=list(d.problems))
