@@ -212,3 +212,28 @@ def test_wired_cli_renders_reports(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "| run | method |" in capsys.readouterr().out
     assert (tmp_path / "cmp" / COST_CHART).is_file()
     assert main(["bench", "report", str(tmp_path / "missing")]) == 1  # one-line error, not a traceback
+
+
+def test_a_refused_request_costs_one_question_not_the_run(tmp_path: Path) -> None:
+    from t2rag.errors import BackendError, RequestRejected
+    from t2rag.eval.baselines import Prediction
+    from t2rag.eval.datasets import Sample
+    from t2rag.eval.runner import run_method
+
+    class Flaky:
+        name = "flaky"
+
+        def predict(self, question: str) -> Prediction:
+            if question == "long":
+                raise RequestRejected("local:default: request (4628 tokens) exceeds the available context size")
+            if question == "dead":
+                raise BackendError("connection refused")
+            return Prediction("a")
+
+    samples = [Sample(str(i), q, ["a"], []) for i, q in enumerate(["ok", "long", "ok2"])]
+    path = tmp_path / "p.jsonl"
+    assert run_method(Flaky(), samples, path, progress=False) == 3
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [bool(r.get("error")) for r in rows] == [False, True, False] and "context size" in rows[1]["error"]
+    with pytest.raises(BackendError):
+        run_method(Flaky(), [Sample("9", "dead", ["a"], [])], tmp_path / "q.jsonl", progress=False)

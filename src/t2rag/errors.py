@@ -45,3 +45,8 @@ class IndexNotFoundError(T2RAGError):
 
 class UsageError(T2RAGError):
     """The command line was used wrongly (exit code 2, like argparse's own errors)."""
+
+
+class RequestRejected(BackendError):
+    """The backend refused this one request (context too long, HTTP 400) but is alive: the
+    caller records the failure and goes on with the next request."""

@@ -9,7 +9,8 @@ from typing import Any
 from t2rag.errors import InputError
 from t2rag.eval.metrics import RECALL_KS, summarize
 
-TABLE_COLUMNS = ("method", "n", "EM", "F1", "R@5", "LLM calls/q", "prompt tok/q", "completion tok/q", "s/q")
+TABLE_COLUMNS = ("method", "n", "EM", "F1", "R@5", "LLM calls/q", "prompt tok/q", "completion tok/q", "s/q",
+                 "errors")
 EM_CHART = "em_per_method.png"
 COST_CHART = "em_vs_tokens.png"
 
@@ -86,7 +87,7 @@ def main_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
         for name, s in m["methods"].items():
             cells = [name, str(s["n"]), _pct(s["em"]), _pct(s["f1"]), _pct(s["recall@5"]),
                      _num(s["llm_calls_per_q"], 2), _num(s["prompt_tokens_per_q"], 0),
-                     _num(s["completion_tokens_per_q"], 0), _num(s["seconds_per_q"], 2)]
+                     _num(s["completion_tokens_per_q"], 0), _num(s["seconds_per_q"], 2), str(s.get("errors", 0))]
             lines.append("| " + " | ".join(([label] if multi else []) + cells) + " |")
     return "\n".join(lines)
 

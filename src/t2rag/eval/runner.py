@@ -21,7 +21,7 @@ from typing import Any
 from t2rag import __version__
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import get_embedder
-from t2rag.errors import ConfigError, ParseError
+from t2rag.errors import ConfigError, ParseError, RequestRejected
 from t2rag.eval.baselines import Method, Prediction
 from t2rag.eval.datasets import Sample, load_dataset_corpus, load_samples
 from t2rag.eval.methods import METHODS, build_index, make_methods
@@ -184,9 +184,10 @@ def score(sample: Sample, pred: Prediction, seconds: float) -> dict[str, Any]:
 def _predict(method: Method, question: str) -> Prediction:
     try:
         return method.predict(question)
-    except ParseError as e:
-        # One unparseable reply costs one question, not the run; a dead backend still stops it.
-        return Prediction("", extra={"error": str(e)}, retrieves=False)
+    except (ParseError, RequestRejected) as e:
+        # One unparseable reply or one refused request (a prompt over the context) costs one
+        # question, not the run; a dead backend still stops it.
+        return Prediction("", extra={"error": str(e).splitlines()[0]}, retrieves=False)
 
 
 def run_method(

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from t2rag.errors import BackendError, ConfigError
+from t2rag.errors import BackendError, ConfigError, RequestRejected
 from t2rag.llm.models import BUNDLED_MODELS, resolve_model_path
 from t2rag.llm.structured import clean_text, loads
 from t2rag.types import Completion, Message
@@ -123,6 +123,8 @@ class LocalLLM:
         if "error" in response:
             err = response["error"]
             message = err.get("message", err) if isinstance(err, dict) else err
+            if "context" in str(message).lower():  # this request is too long; the model is fine
+                raise RequestRejected(f"{self.name}: {_one_line(message)}")
             raise BackendError(f"{self.name}: {_one_line(message)}")
         try:
             text = clean_text(response["choices"][0]["message"]["content"])

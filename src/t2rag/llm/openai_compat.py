@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from t2rag.errors import BackendError, ConfigError
+from t2rag.errors import BackendError, ConfigError, RequestRejected
 from t2rag.http import HTTPStatusError, JSONClient, backend_name, resolve_base_url
 from t2rag.llm.structured import clean_text, loads
 from t2rag.types import Completion, Message
@@ -94,9 +94,12 @@ class OpenAICompatLLM:
                 body = self._http.post("/chat/completions", payload)
                 break
             except HTTPStatusError as e:
-                if fmt is None or e.status != 400 or "response_format" not in e.detail.lower():
-                    raise
-                self._downgrade(mode)
+                if fmt is not None and e.status == 400 and "response_format" in e.detail.lower():
+                    self._downgrade(mode)
+                    continue
+                if e.status in (400, 413, 422):  # this request is refused; the server is alive
+                    raise RequestRejected(str(e)) from None
+                raise
         return self._completion(body, schema is not None, time.perf_counter() - t0)
 
     def _downgrade(self, rejected: str) -> None:
