@@ -169,3 +169,24 @@ def test_non_loopback_bind_needs_a_token(index: Path, monkeypatch: pytest.Monkey
     monkeypatch.delenv("T2RAG_API_TOKEN", raising=False)
     code = main(["serve", str(index), "--host", "0.0.0.0", "--llm", "scripted"])
     assert code == 1 and "needs a bearer token" in capsys.readouterr().err
+
+
+def test_admission_bounds_the_wait_beyond_the_thread_pool(index: Path) -> None:
+    service = Service(index, replies(delay=1.0), slots=1, max_waiting=2)
+    with serving(service, Settings(timeout_s=30)) as url:
+        results: list[int] = []
+        lock = threading.Lock()
+
+        def one(i: int) -> None:
+            path = "/v1/ask/stream" if i % 2 else "/v1/ask"
+            status = httpx.post(f"{url}{path}", json={"question": "Which town?"}, timeout=60).status_code
+            with lock:
+                results.append(status)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results) == [200] * 3 + [429] * 7
+        assert httpx.post(f"{url}/v1/ask", json={"question": "Which town?"}, timeout=30).status_code == 200

@@ -12,7 +12,7 @@ import asyncio
 import hmac
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -143,15 +143,21 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
             raise HTTPException(422, f"the question is over {s.max_question} characters")
         return q
 
-    async def run(fn: Callable[[], Any]) -> Any:
+    async def run(fn: Callable[[], Any], executor: Any = None) -> Any:
         try:
-            return await asyncio.wait_for(asyncio.to_thread(fn), s.timeout_s)
+            return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(executor, fn), s.timeout_s)
         except TimeoutError:
             raise HTTPException(504, f"no answer within {s.timeout_s:g} s") from None
         except Busy as e:
             raise HTTPException(429, str(e)) from None
         except T2RAGError as e:
             raise HTTPException(400, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+
+    def admit() -> None:
+        try:
+            service.admit()
+        except Busy as e:
+            raise HTTPException(429, str(e)) from None
 
     guarded = [Depends(auth)]
 
@@ -162,13 +168,25 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     @app.post("/v1/ask", dependencies=guarded)
     async def ask(body: AskBody) -> dict[str, Any]:
         q = check_question(body)
-        answer = await run(lambda: service.ask(q, body.config))
+        admit()
+        answer = await run(lambda: service.run_admitted(q, body.config), service.executor)
         return answer.to_dict()  # type: ignore[no-any-return]
 
     @app.post("/v1/ask/stream", dependencies=guarded)
     async def ask_stream(body: AskBody) -> StreamingResponse:
         q = check_question(body)
-        return StreamingResponse(_events(service, q, body.config, run), media_type="text/event-stream",
+        admit()  # before the 200 and the stream start, so a full server says 429
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[QueryEvent | None] = asyncio.Queue()
+
+        def on_event(e: QueryEvent) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, e)
+
+        # Started now, not when the client starts reading: the admitted slot is always released.
+        task = asyncio.ensure_future(run(lambda: service.run_admitted(q, body.config, on_event=on_event),
+                                         service.executor))
+        task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
+        return StreamingResponse(_events(queue, task), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
     @app.get("/v1/search", dependencies=guarded)
@@ -209,20 +227,9 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     return app
 
 
-async def _events(
-    service: Service, question: str, config: dict[str, Any] | None,
-    run: Callable[[Callable[[], Any]], Awaitable[Any]],
-) -> AsyncIterator[str]:
+async def _events(queue: asyncio.Queue[QueryEvent | None], task: asyncio.Future[Any]) -> AsyncIterator[str]:
     """Server-sent events: each query event as it happens, then ``done`` with the whole Answer
     (or ``error`` with one line)."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[QueryEvent | None] = asyncio.Queue()
-
-    def on_event(e: QueryEvent) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, e)
-
-    task = asyncio.ensure_future(run(lambda: service.ask(question, config, on_event=on_event)))
-    task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
     while (event := await queue.get()) is not None:
         yield f"event: {event.kind}\ndata: {json.dumps(event.to_dict(), ensure_ascii=False)}\n\n"
     try:

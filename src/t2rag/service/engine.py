@@ -53,22 +53,35 @@ class Service:
         self._sem = threading.BoundedSemaphore(self.slots)
         self._admitted = 0
         self._lock = threading.Lock()
+        # One thread per admitted question, so admission (not a hidden executor queue) bounds the wait.
+        self.executor = ThreadPoolExecutor(self.slots + self.max_waiting, thread_name_prefix="t2rag-ask")
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="t2rag-writer")
         self._jobs: dict[str, Job] = {}
         self._ids = itertools.count(1)
 
     # --- questions ---------------------------------------------------------------------
-    def ask(self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None) -> Answer:
+    def admit(self) -> None:
+        """Count one more question in, or raise Busy when the slots and the waiting line are full."""
         with self._lock:
             if self._admitted >= self.slots + self.max_waiting:
                 raise Busy(f"{self._admitted} questions in progress or waiting; retry later")
             self._admitted += 1
+
+    def run_admitted(
+        self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None
+    ) -> Answer:
+        """Answer a question already ``admit``-ted: wait for a slot, answer, let the next one in
+        (also when the client has stopped waiting: the slot is held until the work ends)."""
         try:
             with self._sem:
                 return self._engine.ask(question, config, on_event=on_event)
         finally:
             with self._lock:
                 self._admitted -= 1
+
+    def ask(self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None) -> Answer:
+        self.admit()
+        return self.run_admitted(question, config, on_event)
 
     def search(self, query: str, k: int = 10) -> list[dict[str, Any]]:
         """The top propositions for ``query`` (hybrid ranking) with their source passages' titles."""
@@ -121,6 +134,7 @@ class Service:
             self._engine = fresh
 
     def close(self) -> None:
+        self.executor.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         for engine in [*self._retired, self._engine]:
             engine.close()
