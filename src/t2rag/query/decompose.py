@@ -113,11 +113,10 @@ def decompose(
 
     def convert(data: Any) -> list[QueryTriple]:
         triples = parse_triples(data)
-        if checked:
-            triples = mark_answer(question, triples)
-        problems = check(question, triples) if checked and reask else []
-        if problems:
-            raise ValueError("; ".join(problems))
+        if checked and reask:  # a failed check becomes a targeted re-ask (the repair comes after)
+            problems = check(question, mark_answer(question, triples))
+            if problems:
+                raise ValueError("; ".join(problems))
         return triples
 
     problems: tuple[str, ...] = ()

@@ -24,8 +24,6 @@ def is_loopback(host: str) -> bool:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from t2rag.cli import make_llm
-    from t2rag.index.manifest import Manifest
     from t2rag.service.app import Settings, create_app
     from t2rag.service.engine import Service
 
@@ -34,19 +32,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise T2RAGError(f"binding {args.host} (not loopback) needs a bearer token: set {TOKEN_ENV}")
     if args.port < 0 or args.port > 65535 or args.max_waiting < 0 or args.timeout <= 0:
         raise T2RAGError("--port must be 0..65535, --max-waiting >= 0 and --timeout > 0")
-    from pathlib import Path
-
-    Manifest.load(Path(args.index))  # a missing index is reported before a model loads
-    service = Service(args.index, make_llm(args), max_waiting=args.max_waiting)
     settings = Settings(token=token, max_body=args.max_body, max_question=args.max_question,
                         timeout_s=args.timeout, cors_origins=tuple(args.cors or ()))
-    try:
+    with Service.opened(args, max_waiting=args.max_waiting) as service:
         print(f"t2rag: serving {args.index} on http://{args.host}:{args.port}/ "
               f"(API docs at /docs; {'bearer token required' if token else 'no token'})", flush=True)
         uvicorn.run(create_app(service, settings), host=args.host, port=args.port, log_level="warning",
                     access_log=False)  # access logs off: they would carry query strings
-    finally:
-        service.close()
     return 0
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,6 +134,21 @@ class Service:
         with self._lock:
             self._retired.append(self._engine)  # questions in flight keep using it; closed at shutdown
             self._engine = fresh
+
+    @classmethod
+    @contextmanager
+    def opened(cls, args: Any, **kwargs: Any) -> Iterator[Service]:
+        """The service for a command's ``index`` and LLM options, closed on exit; a missing
+        index is reported before a model loads."""
+        from t2rag.cli import make_llm
+        from t2rag.index.manifest import Manifest
+
+        Manifest.load(Path(args.index))
+        service = cls(args.index, make_llm(args), **kwargs)
+        try:
+            yield service
+        finally:
+            service.close()
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)

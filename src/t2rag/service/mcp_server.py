@@ -57,17 +57,8 @@ def build_server(service: Service) -> Any:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from t2rag.cli import make_llm
-    from t2rag.index.manifest import Manifest
-
-    Manifest.load(Path(args.index))  # a missing index is reported before a model loads
-    service = Service(args.index, make_llm(args))
-    try:
+    with Service.opened(args) as service:
         build_server(service).run("stdio")
-    finally:
-        service.close()
     return 0
 
 
