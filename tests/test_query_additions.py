@@ -200,3 +200,36 @@ def test_failed_checks_are_reasked_only_when_asked_to(index_dir: Path) -> None:
         if reask:
             reasked = llm.calls[1]["messages"][-1]["content"]
             assert "link every triple to ?answer" in reasked
+
+
+def test_a_plan_that_fails_its_checks_is_not_run_the_passages_are_read(index_dir: Path) -> None:
+    # Two triples that share no placeholder: the plan cannot link its facts to the answer.
+    llm = ScriptedLLM(rules=[
+        ("Placeholders to fill", {"bindings": []}),
+        ("Write the answer", {"reasoning": "r", "answer": "unknown"}),
+        ("Passages:\n", {"reasoning": "passage 1", "answer": "Lena Ortiz"}),
+        ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]]}),
+    ])
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask("Who designed the Kell Bridge?")
+        kept = rag.ask("Who designed the Kell Bridge?", {"reject_failed_plans": False})
+    assert a.decomposition.problems and a.termination == "plan_rejected" and a.rounds == []
+    assert a.answer == "Lena Ortiz" and a.answer_path == "passages"
+    assert a.answer_chunks[0].title == "Kell Bridge"  # the question's own best passage first
+    assert set(a.usage) == {"decompose", "read", "total"}
+    assert kept.termination != "plan_rejected" and kept.rounds  # the ablation runs the plan anyway
+
+
+def test_index_embeds_chunks_and_the_answer_reads_the_fused_ranking(index_dir: Path) -> None:
+    with TripleIndex.open(index_dir) as ix:
+        assert ix.store.chunks_without_vectors() == []  # embedded by the build itself
+        hits = ix.store.search_chunks(ix.embedder.embed(["Varn Oster river town"]), 3)[0]
+    assert len(hits) == 3
+    llm = scripted()
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask("When was the designer of the Kell Bridge born?", {"answer_passages": 2})
+    assert len(a.answer_chunks) == 2
+    with T2RAG.open(index_dir, llm=scripted()) as rag:
+        b = rag.ask("When was the designer of the Kell Bridge born?",
+                    {"answer_passages": 1, "answer_round_passages": 2})
+    assert 2 <= len(b.answer_chunks) <= 3 and b.answer_chunks[0] == a.answer_chunks[0]

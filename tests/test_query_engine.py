@@ -246,7 +246,7 @@ def test_answer_json_round_trip(index_dir: Path) -> None:
     assert Answer.from_dict(data) == a
     assert data["timing"]["total_s"] >= data["timing"]["llm_s"] >= 0
     assert data["config"]["rounds"] == 2
-    assert data["model"] == "scripted" and set(data["prompts"]) == {"decompose", "resolve", "answer"}
+    assert data["model"] == "scripted" and set(data["prompts"]) == {"decompose", "resolve", "answer", "read"}
 
 
 def test_unknown_config_key_is_a_config_error(index_dir: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Termination = Literal["complete", "early_stop", "max_rounds"]
+Termination = Literal["complete", "early_stop", "max_rounds", "plan_rejected"]
 TripleList = list[str]  # [subject, predicate, object]
 
 

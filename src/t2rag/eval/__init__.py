@@ -7,7 +7,8 @@ from typing import Any
 # Kept here, import-light, so the CLI can list methods without loading the index stack.
 # The paper's algorithm, with none of the additions QueryConfig turns on by default.
 PAPER: dict[str, Any] = {"hybrid": False, "grounded": False, "check_decomposition": False, "resolve_facts": 0,
-                         "lookback_passages": 5, "answer_passages": 0, "passages_when_complete": False}
+                         "lookback_passages": 5, "answer_passages": 0, "passages_when_complete": False,
+                         "reject_failed_plans": False}
 T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
@@ -24,6 +25,8 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_factsonly": {"answer_passages": 0, "passages_when_complete": False},  # the paper's answer step
     "t2rag_paperanswer": {"passages_when_complete": False},  # passages only after a stop
     "t2rag_nofacts": {"answer_facts": False},  # the answer reads T2RAG's passages without its facts
+    "t2rag_allplans": {"reject_failed_plans": False},  # run plans that fail their checks too
+    "t2rag_roundpassages": {"answer_round_passages": 2},  # the answer also reads 2 round passages
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

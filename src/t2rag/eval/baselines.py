@@ -15,17 +15,11 @@ import numpy as np
 
 from t2rag import prompts
 from t2rag.embed.base import Embedder
-from t2rag.errors import ParseError
 from t2rag.index.store import Store
 from t2rag.llm.base import LLM
-from t2rag.llm.structured import ask_json
+from t2rag.query.synthesize import format_numbered, read_passages
 from t2rag.types import Chunk, Usage
 
-READ_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"reasoning": {"type": "string"}, "answer": {"type": "string"}},
-    "required": ["reasoning", "answer"],
-}
 ANSWER_MARK = re.compile(r"so the answer is\s*:?\s*", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -84,29 +78,10 @@ class DenseRetriever:
         return [chunks[cid] for cid, _ in hits if cid in chunks]
 
 
-def format_passages(chunks: list[Chunk]) -> str:
-    if not chunks:
-        return "(no passages: answer from what you know)"
-    return "\n\n".join(f"[{i}] {c.passage}" for i, c in enumerate(chunks, 1))
-
-
 def read(llm: LLM, question: str, chunks: list[Chunk], usage: Usage, max_tokens: int = 256) -> tuple[str, str]:
     """Answer ``question`` from ``chunks`` with the shared reading prompt; (answer, reasoning)."""
-    messages = prompts.load("read").render(passages=format_passages(chunks), question=question)
-
-    def convert(data: Any) -> tuple[str, str]:
-        if isinstance(data, str):
-            return data.strip(), ""
-        return str(data["answer"]).strip(), str(data.get("reasoning", "")).strip()
-
-    try:
-        value, _ = ask_json(
-            llm, messages, READ_SCHEMA, convert, stage="read", usage=usage, max_tokens=max_tokens, reask=False
-        )
-        return value
-    except ParseError as e:
-        # A reply that is not JSON is still an answer; score it as the model wrote it.
-        return e.raw.strip(), ""
+    read = read_passages(llm, question, chunks, usage=usage, max_tokens=max_tokens)
+    return read.answer, read.reasoning
 
 
 class NoRetrieval:
@@ -172,7 +147,7 @@ class IRCoT:
         template = prompts.load("ircot_step")
         for _ in range(self.rounds):
             messages = template.render(
-                passages=format_passages(list(pool.values())),
+                passages=format_numbered(list(pool.values())),
                 question=question,
                 reasoning=" ".join(steps) or "(none yet)",
             )

@@ -73,7 +73,7 @@ def build_index(
 ) -> dict[str, Any]:
     """Build or reuse the index the methods need; returns its cost (LLM usage, seconds).
 
-    OpenIE runs only when a T2RAG method is asked for; chunk vectors only for dense ones.
+    OpenIE runs only when a T2RAG method is asked for; chunk vectors are always embedded.
     ``usage`` (when given) accumulates the LLM usage as it happens, so an interrupted build's
     cost is known too."""
     from t2rag.index.importer import load_openie
@@ -86,7 +86,7 @@ def build_index(
     usage = usage if usage is not None else Usage()
     with BuildBar(disable=not progress) as bar, TripleIndex.create(directory, embedder=embedder) as ix:
         report = ix.add(docs, llm=llm if needs_triples else None, imported=imported, usage=usage, progress=bar)
-        chunk_vectors = ix.ensure_chunk_vectors() if {"standard", "ircot"} & set(methods) else 0
+        chunk_vectors = report["chunks_embedded"]
         counts = ix.store.counts()
     return {
         "seconds": round(time.perf_counter() - t0, 3),

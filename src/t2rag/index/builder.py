@@ -137,6 +137,7 @@ class TripleIndex:
             if progress:
                 progress(state)
         embedded += self.embed_pending()
+        chunks_embedded = self.ensure_chunk_vectors()
         self.store.save_vectors()
         self.manifest.counts = self.store.counts()
         self.manifest.save(self.directory)
@@ -147,6 +148,7 @@ class TripleIndex:
             "triples": state.triples,
             "triples_dropped": state.dropped,
             "propositions_embedded": embedded,
+            "chunks_embedded": chunks_embedded,
             "seconds": round(time.perf_counter() - t0, 3),
             "usage": state.usage.to_dict(),
         }
@@ -203,7 +205,8 @@ class TripleIndex:
         return len(rows)
 
     def ensure_chunk_vectors(self) -> int:
-        """Embed chunks for dense chunk retrieval (baselines); returns how many were new."""
+        """Embed chunks without a vector (the answer's passage ranking, and the dense chunk
+        baselines); returns how many were new. Indexes built before this keep working without."""
         todo = self.store.chunks_without_vectors()
         for i in range(0, len(todo), self.config.embed_batch):
             part = todo[i : i + self.config.embed_batch]

@@ -34,11 +34,12 @@ from t2rag.query.events import EventSink, Kind, QueryEvent
 from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
 from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial_state
-from t2rag.query.synthesize import Synthesis, synthesize
+from t2rag.query.synthesize import Synthesis, read_passages, synthesize
 from t2rag.query.trace import prop_ref, resolved_facts, round_trace, triples
 from t2rag.types import Chunk, Usage
 
-PROMPTS = ["decompose", "resolve", "answer"]
+PROMPTS = ["decompose", "resolve", "answer", "read"]
+QUESTION_POOL = 20  # chunks the question's own facts may name, fused with its chunk ranking
 
 
 def answer_question(
@@ -48,7 +49,10 @@ def answer_question(
     """Answer one question with T2RAG's triple-driven rounds; ``on_event`` hears each step."""
     run = Run(question, llm, retriever, config or QueryConfig(), on_event=on_event)
     run.ground()
-    state = initial_state(run.decompose().triples)
+    plan = run.decompose()
+    state = initial_state(plan.triples)
+    if run.config.reject_failed_plans and (plan.problems or plan.fallback):
+        return run.finish(state, "plan_rejected", run.read())
     reason = stop_reason(state, 0, run.config.rounds)
     while reason is None:
         mode, searched, queries = search_plan(state, question,
@@ -102,6 +106,7 @@ class Run:
     started: float = field(default_factory=time.perf_counter)
     decomposition: Decomposition | None = None
     grounding: Evidence | None = None  # retrieved for the question itself, before decomposing
+    passages: tuple[Chunk, ...] = ()  # the question's own best passages (see ``ground``)
     evidence: list[Evidence] = field(default_factory=list)
     rounds: list[RoundTrace] = field(default_factory=list)
     on_event: EventSink | None = None
@@ -119,11 +124,14 @@ class Run:
             self.llm_s += time.perf_counter() - t0
 
     def ground(self) -> None:
-        """Retrieve for the question itself when the decomposition or the answer will use it."""
+        """Retrieve for the question itself: its facts (for a grounded decomposition) and the
+        passages the answer reads (its chunk ranking fused with those facts' chunks)."""
         c = self.config
         if (c.grounded and c.ground_facts) or c.answer_passages:
             q_text = " ".join(self.question.split())
-            self.grounding = self.retriever.retrieve([q_text], k_chunks=c.k_chunks, top_m=c.top_m, hybrid=c.hybrid)
+            self.grounding = self.retriever.retrieve([q_text], k_chunks=max(c.k_chunks, QUESTION_POOL),
+                                                     top_m=c.top_m, hybrid=c.hybrid)
+            self.passages = self.retriever.passages(q_text, self.grounding, c.answer_passages, c.top_m)
 
     def decompose(self) -> Decomposition:
         c = self.config
@@ -168,21 +176,28 @@ class Run:
 
     def answer_chunks(self, natural: bool) -> tuple[Chunk, ...]:
         """Passages for the answer: none after natural completion (the paper's path) unless
-        ``passages_when_complete``; otherwise ``answer_passages`` taken in turn from the question's
-        retrieval and each round's, best first (so the answer never knows less than one read of
-        the question's own evidence), or the paper's last-round chunks when that is 0."""
+        ``passages_when_complete``; otherwise the question's own ``answer_passages`` best (so
+        the answer never reads less than chunk RAG would), then ``answer_round_passages`` taken
+        in turn from each round's retrieval; the paper's last-round chunks when both are 0."""
         c = self.config
         if not c.synth_chunks or (natural and not c.passages_when_complete):
             return ()
-        if not c.answer_passages:
+        if not c.answer_passages and not c.answer_round_passages:
             return self.evidence[-1].chunks if self.evidence else ()
-        lists = [ev.chunks for ev in ([self.grounding] if self.grounding else []) + self.evidence]
-        picked: dict[str, Chunk] = {}
+        picked: dict[str, Chunk] = {ch.id: ch for ch in self.passages}
+        limit = len(picked) + c.answer_round_passages
+        lists = [ev.chunks for ev in self.evidence]
         for rank in range(max((len(x) for x in lists), default=0)):
             for chunks in lists:
-                if rank < len(chunks) and len(picked) < c.answer_passages:
+                if rank < len(chunks) and len(picked) < limit:
                     picked.setdefault(chunks[rank].id, chunks[rank])
         return tuple(picked.values())
+
+    def read(self) -> Synthesis:
+        """The plan failed its checks: answer as chunk RAG does, from the question's passages."""
+        with self._llm_time():
+            return read_passages(self.llm, self.question, self.passages, usage=self.usage,
+                                 max_tokens=self.config.max_tokens)
 
     def finish(self, state: QueryState, reason: Termination, synthesis: Synthesis) -> Answer:
         props: dict[str, PropositionHit] = {}

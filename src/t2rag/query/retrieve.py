@@ -29,6 +29,8 @@ class PropositionStore(Protocol):
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
 
+    def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]: ...
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -107,6 +109,18 @@ class Retriever:
             propositions=tuple(chosen),
             chunks=tuple(chunks[c] for c in chunk_ids if c in chunks),
         )
+
+    def passages(self, question: str, evidence: Evidence, k: int, top_m: int) -> tuple[Chunk, ...]:
+        """The ``k`` passages to read for ``question``: its dense ranking over whole chunks fused
+        (RRF) with the chunks of ``evidence`` (the facts retrieved for it), so the reader never
+        sees worse passages than chunk RAG's. Without chunk vectors, ``evidence``'s chunks."""
+        with self._lock:
+            dense = self.store.search_chunks(self.embedder.embed([question]), top_m)[0]
+            ranked = fuse(dense, [(c.id, 1.0) for c in evidence.chunks])[:k] if dense else []
+            found = self.store.get_chunks(cid for cid, _ in ranked)
+        if not ranked:
+            return evidence.chunks[:k]
+        return tuple(found[cid] for cid, _ in ranked if cid in found)
 
     def chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         with self._lock:

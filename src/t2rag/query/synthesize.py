@@ -1,4 +1,5 @@
-"""Synthesis: one LLM call writes the short final answer from the resolved triples."""
+"""Synthesis: one LLM call writes the short final answer from the resolved triples (and passages),
+or -- when there is no plan to trust -- from the passages alone, as chunk RAG reads them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from t2rag.query.state import QueryState
 from t2rag.types import Chunk, Message, Usage
 
 PROMPT = "answer"
+READ_PROMPT = "read"
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -27,8 +29,9 @@ SCHEMA: dict[str, Any] = {
 class Synthesis:
     answer: str
     error: str | None = None
-    path: str = "facts"  # "facts" (resolved triples only) or "facts+passages"
+    path: str = "facts"  # "facts" (resolved triples only), "facts+passages" or "passages"
     chunks: tuple[Chunk, ...] = ()  # the passages the answer read
+    reasoning: str = ""
 
 
 def render(
@@ -83,3 +86,30 @@ def synthesize(
         raw = "" if e.raw.lstrip().startswith(("{", "[")) else one_line(e.raw)
         return Synthesis(raw, error=f"answer: {e}", path=path, chunks=tuple(chunks))
     return Synthesis(answer, path=path, chunks=tuple(chunks))
+
+
+def read_passages(
+    llm: LLM, question: str, chunks: Sequence[Chunk], *, usage: Usage | None = None, max_tokens: int = 512,
+    stage: str = "read",
+) -> Synthesis:
+    """Answer from ``chunks`` alone with the reading prompt chunk RAG uses; a reply that is not
+    the expected JSON is used as the model wrote it."""
+    passages = format_numbered(chunks) if chunks else "(no passages: answer from what you know)"
+    messages = load(READ_PROMPT).render(passages=passages, question=question.strip())
+    try:
+        (answer, reasoning), _ = ask_json(llm, messages, SCHEMA, _with_reasoning, stage=stage, usage=usage,
+                                          max_tokens=max_tokens, reask=False)
+    except ParseError as e:
+        raw = "" if e.raw.lstrip().startswith(("{", "[")) else e.raw.strip()
+        return Synthesis(raw, error=f"{stage}: {e}", path="passages", chunks=tuple(chunks))
+    return Synthesis(answer, path="passages", chunks=tuple(chunks), reasoning=reasoning)
+
+
+def _with_reasoning(data: Any) -> tuple[str, str]:
+    if isinstance(data, str):  # a bare JSON string is the answer
+        return " ".join(data.split()), ""
+    return _answer(data), scalar_text(data.get("reasoning")) or ""
+
+
+def format_numbered(chunks: Sequence[Chunk]) -> str:
+    return "\n\n".join(f"[{i}] {c.passage}" for i, c in enumerate(chunks, 1))
