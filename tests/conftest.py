@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,3 +50,31 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip("shared data folder not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real PostgreSQL with pgvector (the ``pgserver`` wheel), private to this test session."""
+    pgserver = pytest.importorskip("pgserver", reason="pgserver not installed: bash scripts/setup.sh --dev")
+    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    yield server
+    server.cleanup()
+
+
+_db_counter = iter(range(1_000_000))
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """A fresh, empty database on the session's server."""
+    name = f"t2rag_test_{next(_db_counter)}"
+    pg_server.psql(f"CREATE DATABASE {name};")
+    return str(pg_server.get_uri(name))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where an index lives, once per store backend: a directory, and a PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "idx"
+    return str(request.getfixturevalue("pg_url"))

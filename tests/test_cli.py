@@ -33,8 +33,8 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
-def test_index_inspect_delete(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ix = str(corpus / "ix")
+def test_index_inspect_delete(corpus: Path, capsys: pytest.CaptureFixture[str], location: str | Path) -> None:
+    ix = str(corpus / "ix") if isinstance(location, Path) else location  # a directory, then a database
     code, out, _ = run(["index", str(corpus / "corpus.json"), "--index", ix, "--embedder", "hashing",
                         "--openie-from", str(corpus / "openie.json"), "--llm", "none", "-q"], capsys)
     assert code == 0 and "2 new chunks" in out and "2 triples" in out
@@ -42,6 +42,8 @@ def test_index_inspect_delete(corpus: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 0 and "(Alpha | is a town in | Borduria)" in out and "hashing:256" in out
     code, out, _ = run(["inspect", ix, "--json"], capsys)
     assert json.loads(out)["counts"]["propositions"] == 2
+    code, out, _ = run(["export-openie", ix, str(corpus / "out.json")], capsys)
+    assert code == 0 and json.loads((corpus / "out.json").read_text())["docs"]
     code, out, _ = run(["delete", ix, "--doc", "Alpha"], capsys)
     assert code == 0 and "deleted 1 documents (1 chunks, 1 propositions)" in out
 

@@ -15,13 +15,12 @@ from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.index.lexical import LexicalIndex
-from t2rag.index.store import PropositionHit
 from t2rag.llm.scripted import ScriptedLLM
 from t2rag.query.decompose import check, mark_answer, question_shape
 from t2rag.query.resolve import validate
 from t2rag.query.retrieve import Evidence, fuse
 from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_state
-from t2rag.types import Triple
+from t2rag.types import PropositionHit, Triple
 
 CORPUS = [
     ("Kell Bridge", "The Kell Bridge was designed by Lena Ortiz.", [("Kell Bridge", "designed by", "Lena Ortiz")]),

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from t2rag.index.store import PropositionHit
 from t2rag.query.resolve import validate
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import QueryTriple, initial_state
-from t2rag.types import Triple
+from t2rag.types import PropositionHit, Triple
 
 STATE = initial_state([
     QueryTriple("Saltmarsh Fever", "recorded at", "?studio"),

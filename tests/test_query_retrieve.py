@@ -11,9 +11,8 @@ from t2rag.embed.hashing import HashingEmbedder
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
-from t2rag.index.store import PropositionHit
 from t2rag.query.retrieve import Retriever, pool, select
-from t2rag.types import Chunk, Triple
+from t2rag.types import Chunk, PropositionHit, Triple
 
 
 def hit(pid: str, *chunks: str, score: float = 0.0) -> PropositionHit:

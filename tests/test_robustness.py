@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from t2rag.index.importer import MAX_TRIPLES_PER_CHUNK, clean_triples_counted
-from t2rag.index.store import PropositionHit
 from t2rag.llm.openai_compat import OpenAICompatLLM
 from t2rag.llm.scripted import ScriptedLLM
 from t2rag.llm.structured import clean_text, parse_json_lenient, scalar_text
@@ -16,7 +15,7 @@ from t2rag.query.resolve import validate
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import QueryState, QueryTriple, initial_state
 from t2rag.query.synthesize import synthesize
-from t2rag.types import Triple
+from t2rag.types import PropositionHit, Triple
 
 STATE = initial_state([QueryTriple("Kell Bridge", "designed by", "?answer")])
 EVIDENCE = Evidence(propositions=(PropositionHit("p", "Kell Bridge designed by Ortiz",

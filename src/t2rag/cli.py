@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from t2rag import __version__
+from t2rag.config import INDEX_HELP
 from t2rag.errors import InputError, T2RAGError, UsageError
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
@@ -93,7 +94,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return EXIT_OK
     m = info["manifest"]
-    print(f"index      {info['directory']}  (format {m['format_version']}, t2rag {m['library_version']})")
+    print(f"index      {info['location']}  (format {m['format_version']}, t2rag {m['library_version']})")
     print(f"embedder   {m['embedder']} ({m['dim']}-d)    llm: {m.get('llm') or '-'}")
     print(f"config     {json.dumps(m['config'])}")
     print("counts     " + ", ".join(f"{k}={v}" for k, v in info["counts"].items()))
@@ -129,6 +130,17 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_copy(args: argparse.Namespace) -> int:
+    from t2rag.index.copy import copy_index
+
+    r = copy_index(args.src, args.dst)
+    c = r["counts"]
+    print(f"copied {c['documents']} documents, {c['chunks']} chunks, {r['records']} extractions and "
+          f"{c['propositions']} propositions (re-embedded {r['propositions_embedded']} propositions and "
+          f"{r['chunks_embedded']} chunks; no LLM calls)")
+    return EXIT_OK
+
+
 # --- parser ----------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2rag", description="Multi-hop QA over your documents with triplet-driven "
@@ -138,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="build or extend an index from a corpus")
     p.add_argument("corpus", help="JSON list or JSONL of {title, text}, or a directory of .txt/.md files")
-    p.add_argument("--index", required=True, metavar="DIR", help="index directory (created if missing)")
+    p.add_argument("--index", required=True, metavar="INDEX", help=INDEX_HELP + " (created if missing)")
     _llm_args(p)
     p.add_argument("--embedder", default=None, metavar="SPEC",
                    help="minilm (default, offline), openai:MODEL, st:PATH, hashing[:DIM] (tests)")
@@ -156,21 +168,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("inspect", help="show an index: counts, configs, sample triples, failed chunks")
-    p.add_argument("index", metavar="DIR")
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     p.add_argument("--samples", type=int, default=5, help="sample chunks to show (5)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("export-openie", help="write an index's extracted triples as a HippoRAG OpenIE file "
                        "(reusable with --openie-from)")
-    p.add_argument("index", metavar="DIR")
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("out", metavar="FILE.json")
     p.set_defaults(func=cmd_export_openie)
 
     p = sub.add_parser("delete", help="delete documents (by title) and everything only they support")
-    p.add_argument("index", metavar="DIR")
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("--doc", nargs="+", required=True, metavar="TITLE")
     p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("copy", help="copy an index to another location, e.g. a directory into PostgreSQL "
+                       "(no LLM calls)")
+    p.add_argument("src", metavar="SRC", help=INDEX_HELP)
+    p.add_argument("dst", metavar="DST", help="a new index directory or an empty postgresql:// database")
+    p.set_defaults(func=cmd_copy)
 
     for register in _extra_commands():
         register(sub)

@@ -13,6 +13,7 @@ from typing import Any
 
 from t2rag.answer import Answer
 from t2rag.api import check_question
+from t2rag.config import INDEX_HELP
 from t2rag.errors import InputError, UsageError
 
 
@@ -147,9 +148,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UsageError("--parallel must be at least 1")
     if args.question is not None:
         check_question(args.question)  # before a model loads
-    from t2rag.index.manifest import Manifest
+    from t2rag.index.store import require_manifest
 
-    Manifest.load(Path(args.index))  # a missing index is reported before a model loads
+    require_manifest(args.index)  # a missing index is reported before a model loads
     with T2RAG.open(args.index, llm=make_llm(args)) as rag:
         if args.question is not None:
             a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line)
@@ -228,7 +229,7 @@ def register(sub: Any) -> None:
     from t2rag.cli import _llm_args
 
     p = sub.add_parser("ask", help="answer a question (or a file of questions) from an index")
-    p.add_argument("index", metavar="DIR")
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("question", nargs="?", help="the question (or use --questions FILE)")
     p.add_argument("--questions", metavar="FILE", help="JSON list / JSONL / HippoRAG question file")
     p.add_argument("--out", metavar="FILE.jsonl", help="answers file for --questions (appended to; resumable)")

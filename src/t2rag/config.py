@@ -30,6 +30,8 @@ def to_dict(cfg: Any) -> dict[str, Any]:
     return dataclasses.asdict(cfg)
 
 
+INDEX_HELP = "index directory, or a postgresql://USER@HOST/DB URL (password from PGPASSWORD or ~/.pgpass)"
+
 @dataclass(frozen=True)
 class ChunkConfig:
     """Token-based chunking. Tokens are words and punctuation marks (a model-free proxy;

@@ -63,6 +63,30 @@ Message = dict[str, str]
 
 
 @dataclass(frozen=True)
+class PropositionHit:
+    """A proposition found by a search, with every chunk it came from."""
+
+    id: str
+    text: str
+    triple: Triple
+    chunk_ids: tuple[str, ...]
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class OpenIERecord:
+    """One chunk's extraction as a store keeps it: where it came from, the raw reply, the error."""
+
+    chunk_id: str
+    source: str
+    raw: str | None
+    error: str | None
+    entities: list[str]
+    triples: list[Triple]
+    dropped: int = 0  # items of the reply or file dropped as malformed, junk or duplicate
+
+
+@dataclass(frozen=True)
 class Completion:
     """One LLM reply. ``parsed`` is set when a JSON schema was requested and the text parsed."""
 

@@ -124,7 +124,7 @@ def _make(name: str, llm: LLM, ix: TripleIndex | None, stack: ExitStack) -> Meth
         return IRCoT(DenseRetriever(ix.store, ix.embedder), llm, k=K_READ, rounds=IRCOT_ROUNDS)
     from t2rag.api import T2RAG
 
-    engine = T2RAG.open(ix.directory, llm=llm, embedder=ix.embedder)
+    engine = T2RAG.open(ix.location, llm=llm, embedder=ix.embedder)
     if hasattr(engine, "close"):
         stack.callback(engine.close)
     return T2RAGMethod(name, engine, ix.store, QueryConfig(**T2RAG_CONFIGS[name]))

@@ -17,16 +17,17 @@ from typing import Any
 from t2rag.config import IndexConfig, to_dict
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
-from t2rag.errors import IndexNotFoundError
+from t2rag.errors import IndexNotFoundError, InputError
+from t2rag.http import redact
 from t2rag.index import openie
 from t2rag.index.chunking import chunk_document
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction, write_openie
-from t2rag.index.manifest import MANIFEST, Manifest
-from t2rag.index.store import OpenIERecord, Store
+from t2rag.index.manifest import Manifest
+from t2rag.index.store import Store, is_url, open_store, read_manifest
 from t2rag.llm.base import LLM, parallelism
 from t2rag.prompts import prompt_hashes
-from t2rag.types import Chunk, Usage
+from t2rag.types import Chunk, OpenIERecord, Usage
 
 
 @dataclass
@@ -49,51 +50,67 @@ class BuildProgress:
 
 
 class TripleIndex:
-    """An index directory: manifest + SQLite metadata + FAISS vectors."""
+    """An index at a location: a directory (manifest + SQLite + FAISS) or a PostgreSQL database."""
 
-    def __init__(self, directory: Path, manifest: Manifest, store: Store, embedder: Embedder) -> None:
-        self.directory = directory
+    def __init__(self, location: str | Path, manifest: Manifest, store: Store, embedder: Embedder) -> None:
+        self.location = location
         self.manifest = manifest
         self.store = store
         self.embedder = embedder
         self.config = IndexConfig.from_dict(manifest.config)
 
+    @property
+    def directory(self) -> Path:
+        """The index directory (a directory index only)."""
+        if is_url(self.location):
+            raise InputError(f"{self.store.location} is a database, not a directory")
+        return Path(self.location)
+
     # --- opening -------------------------------------------------------------
     @classmethod
     def create(
-        cls, directory: str | Path, *, embedder: Embedder | str | None = None, config: IndexConfig | None = None
+        cls, location: str | Path, *, embedder: Embedder | str | None = None, config: IndexConfig | None = None
     ) -> TripleIndex:
-        """Open ``directory`` for writing, creating the index if it does not exist yet.
-
-        An existing index keeps its saved config; ``config`` only applies to a new one."""
-        d = Path(directory)
-        if (d / MANIFEST).exists():
-            return cls.open(d, embedder=embedder, writer=True)
+        """Open the index at ``location`` (a directory or a ``postgresql://`` URL) for writing,
+        creating it if it does not exist yet. An existing index keeps its saved config;
+        ``config`` only applies to a new one."""
+        loc = _location(location)
+        if read_manifest(loc) is not None:
+            return cls.open(loc, embedder=embedder, writer=True)
         emb = _embedder(embedder or DEFAULT_EMBEDDER)
-        d.mkdir(parents=True, exist_ok=True)
+        if not is_url(loc):
+            Path(loc).mkdir(parents=True, exist_ok=True)
         cfg = config or IndexConfig()
         manifest = Manifest(embedder=emb.name, dim=emb.dim, config=to_dict(cfg), prompts=prompt_hashes(openie.PROMPTS))
-        store = Store(d, emb.dim, cfg.store, writer=True)  # takes the lock before the manifest appears
-        manifest.save(d)
-        return cls(d, manifest, store, emb)
+        store = open_store(loc, emb.dim, cfg.store, writer=True)  # takes the lock before the manifest appears
+        existing = read_manifest(loc)  # another writer may have created it meanwhile
+        if existing is not None:
+            store.close()
+            return cls.open(loc, embedder=embedder, writer=True)
+        store.save_manifest(manifest)
+        return cls(loc, manifest, store, emb)
 
     @classmethod
     def open(
-        cls, directory: str | Path, *, embedder: Embedder | str | None = None, writer: bool = False
+        cls, location: str | Path, *, embedder: Embedder | str | None = None, writer: bool = False
     ) -> TripleIndex:
-        d = Path(directory)
-        if not d.is_dir():
-            raise IndexNotFoundError(f"no T2RAG index at {d}")
-        manifest = Manifest.load(d)
+        """Open the index at ``location`` (a directory or a ``postgresql://`` URL)."""
+        loc = _location(location)
+        if not is_url(loc) and not Path(loc).is_dir():
+            raise IndexNotFoundError(f"no T2RAG index at {loc}")
+        manifest = read_manifest(loc)
+        if manifest is None:
+            where = redact(str(loc))
+            raise IndexNotFoundError(f"no T2RAG index at {where}; build one with 't2rag index'")
         emb = _embedder(embedder or manifest.embedder)
         manifest.check_embedder(emb.name, emb.dim)
         cfg = IndexConfig.from_dict(manifest.config)
-        return cls(d, manifest, Store(d, emb.dim, cfg.store, writer=writer), emb)
+        return cls(loc, manifest, open_store(loc, emb.dim, cfg.store, writer=writer), emb)
 
     def close(self) -> None:
         if self.store.writer:
             self.manifest.counts = self.store.counts()
-            self.manifest.save(self.directory)
+            self.store.save_manifest(self.manifest)
         self.store.close()
 
     def __enter__(self) -> TripleIndex:
@@ -140,7 +157,7 @@ class TripleIndex:
         chunks_embedded = self.ensure_chunk_vectors()
         self.store.save_vectors()
         self.manifest.counts = self.store.counts()
-        self.manifest.save(self.directory)
+        self.store.save_manifest(self.manifest)
         return {
             "new_chunks": new_chunks,
             "extracted": state.chunks_done,
@@ -188,11 +205,7 @@ class TripleIndex:
     def _forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
         # Chunks recorded as "no extraction available" are retried whenever a source is given;
         # real extraction failures only on request (they cost LLM calls).
-        with self.store.transaction() as db:
-            if everything:
-                db.execute("DELETE FROM openie WHERE error IS NOT NULL")
-            elif only_unextracted:
-                db.execute("DELETE FROM openie WHERE source = 'none'")
+        self.store.forget_failures(everything=everything, only_unextracted=only_unextracted)
 
     def embed_pending(self) -> int:
         """Embed every proposition without a vector; returns how many were embedded."""
@@ -220,7 +233,7 @@ class TripleIndex:
         result = self.store.delete_documents([t for t in titles if t in known])
         self.store.save_vectors()
         self.manifest.counts = self.store.counts()
-        self.manifest.save(self.directory)
+        self.store.save_manifest(self.manifest)
         return {**result, "documents": len(titles) - len(missing), "not_found": len(missing)}
 
     def export_openie(self, path: str | Path) -> dict[str, int]:
@@ -241,7 +254,7 @@ class TripleIndex:
         failed = self.store.openie_records(failed_only=True, limit=20)
         chunks = self.store.get_chunks([r.chunk_id for r in records + failed])
         return {
-            "directory": str(self.directory),
+            "location": self.store.location,
             "manifest": self.manifest.__dict__,
             "counts": self.store.counts(),
             "samples": [
@@ -281,3 +294,7 @@ def _run_bounded(fn: Callable[[Chunk], OpenIERecord], items: list[Chunk], worker
                 nxt = next(it, None)
                 if nxt is not None:
                     running.add(pool.submit(fn, nxt))
+
+
+def _location(location: str | Path) -> str | Path:
+    return str(location) if is_url(location) else Path(location)

@@ -26,10 +26,13 @@ class Manifest:
     prompts: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, indent=2, sort_keys=True) + "\n"
+
     def save(self, directory: Path) -> None:
         path = directory / MANIFEST
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.__dict__, indent=2, sort_keys=True) + "\n")
+        tmp.write_text(self.to_json())
         os.replace(tmp, path)
 
     @staticmethod
@@ -37,14 +40,18 @@ class Manifest:
         path = Path(directory) / MANIFEST
         if not path.exists():
             raise IndexNotFoundError(f"no T2RAG index at {directory} (no {MANIFEST}); build one with 't2rag index'")
+        return Manifest.from_json(path.read_text(), str(directory), where=str(path))
+
+    @staticmethod
+    def from_json(text: str, location: str, where: str | None = None) -> Manifest:
+        """Parse and check a manifest read from ``where`` for the index at ``location``."""
         try:
-            data = json.loads(path.read_text())
-            m = Manifest(**data)
+            m = Manifest(**json.loads(text))
         except (ValueError, TypeError) as e:
-            raise IndexMismatchError(f"{path} is not a valid T2RAG manifest: {e}") from None
+            raise IndexMismatchError(f"{where or location} is not a valid T2RAG manifest: {e}") from None
         if m.format_version != FORMAT_VERSION:
             raise IndexMismatchError(
-                f"index {directory} has format {m.format_version}; this T2RAG reads format {FORMAT_VERSION}"
+                f"index {location} has format {m.format_version}; this T2RAG reads format {FORMAT_VERSION}"
             )
         return m
 

@@ -9,10 +9,9 @@ from t2rag import prompts
 from t2rag.config import OpenIEConfig
 from t2rag.errors import ParseError
 from t2rag.index.importer import clean_triples_counted
-from t2rag.index.store import OpenIERecord
 from t2rag.llm.base import LLM
 from t2rag.llm.structured import ask_json, scalar_text
-from t2rag.types import Chunk, Completion, Triple, Usage
+from t2rag.types import Chunk, Completion, OpenIERecord, Triple, Usage
 
 STAGE = "openie"
 PROMPTS = ["openie_entities", "openie_triples", "openie_single"]

@@ -7,6 +7,7 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import faiss
@@ -84,3 +85,70 @@ def clean_temp(directory: Path) -> None:
     """Remove the temp files of a save that a killed process left behind."""
     for p in directory.glob(".vectors-*.tmp"):
         p.unlink(missing_ok=True)
+
+
+class FaissVectors:
+    """The FAISS lifecycle of one index directory: load the saved index when it reflects the
+    current generation, else build it from all stored vectors; append new vectors; drop it
+    after deletes (rebuilt on next use); save it atomically."""
+
+    def __init__(self, path: Path, cfg: StoreConfig, dim: int) -> None:
+        self.path = path
+        self.cfg = cfg
+        self.dim = dim
+        self._index: faiss.Index | None = None
+
+    def get(self, generation: int, rows: Callable[[], tuple[list[int], np.ndarray]], *, save: bool) -> faiss.Index:
+        """The index for ``generation``; ``rows`` gives (ids, vectors) when it must be rebuilt."""
+        if self._index is None:
+            idx = load_if_current(self.path, generation)
+            if idx is None:
+                ids, vecs = rows()
+                idx = build_index(self.cfg, self.dim, np.asarray(ids, dtype=np.int64), vecs)
+                if save:
+                    save_atomic(idx, self.path, generation)
+            _set_search_params(idx, self.cfg)
+            self._index = idx
+        return self._index
+
+    @property
+    def loaded(self) -> bool:
+        return self._index is not None
+
+    def add(self, ids: list[int], vectors: np.ndarray) -> None:
+        """Append to a loaded index (IVF is retrained at save time instead)."""
+        if self._index is not None and self.cfg.index_type != "ivf":
+            self._index.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
+
+    def drop(self) -> None:
+        self._index = None
+
+    def save(self, generation: int, rows: Callable[[], tuple[list[int], np.ndarray]]) -> None:
+        if self.cfg.index_type == "ivf":
+            self._index = None  # IVF is retrained from all vectors rather than appended to
+        save_atomic(self.get(generation, rows, save=False), self.path, generation)
+
+    def search(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(scores, ids) of the ``k`` best per row, or None when the index is empty."""
+        assert self._index is not None, "get() first"
+        if self._index.ntotal == 0:
+            return None
+        return self._index.search(np.ascontiguousarray(vectors, dtype=np.float32), min(k, self._index.ntotal))
+
+
+def _set_search_params(idx: faiss.Index, cfg: StoreConfig) -> None:
+    inner = faiss.downcast_index(idx.index) if isinstance(idx, faiss.IndexIDMap2) else idx
+    if isinstance(inner, faiss.IndexHNSW):
+        inner.hnsw.efSearch = cfg.hnsw_ef_search
+    elif isinstance(inner, faiss.IndexIVF):
+        inner.nprobe = cfg.ivf_nprobe
+
+
+def exact_search(ids: list[str], vectors: np.ndarray, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+    """Exact inner-product top ``k`` of each query row over a small in-memory set."""
+    if not ids:
+        return [[] for _ in range(len(queries))]
+    flat = faiss.IndexFlatIP(vectors.shape[1])
+    flat.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    scores, rows = flat.search(np.ascontiguousarray(queries, dtype=np.float32), min(k, flat.ntotal))
+    return [[(ids[r], float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]

@@ -26,7 +26,6 @@ from typing import Any
 
 from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Termination, Timing
 from t2rag.config import QueryConfig, to_dict
-from t2rag.index.store import PropositionHit
 from t2rag.llm.base import LLM
 from t2rag.prompts import prompt_hashes
 from t2rag.query.decompose import Decomposition, decompose
@@ -36,7 +35,7 @@ from t2rag.query.retrieve import Evidence, Retriever
 from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial_state
 from t2rag.query.synthesize import Synthesis, read_passages, synthesize
 from t2rag.query.trace import prop_ref, resolved_facts, round_trace, triples
-from t2rag.types import Chunk, Usage
+from t2rag.types import Chunk, PropositionHit, Usage
 
 PROMPTS = ["decompose", "resolve", "answer", "read"]
 QUESTION_POOL = 20  # chunks the question's own facts may name, fused with its chunk ranking

@@ -11,8 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from t2rag.embed.base import Embedder
-from t2rag.index.store import PropositionHit
-from t2rag.types import Chunk
+from t2rag.types import Chunk, PropositionHit
 
 _FETCH_BATCH = 32  # candidate propositions looked up at a time while filling the budget
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al. 2009): flattens the top ranks

@@ -13,11 +13,10 @@ from t2rag.answer import (
     RoundTrace,
     StateSnapshot,
 )
-from t2rag.index.store import PropositionHit
 from t2rag.query.resolve import Resolution
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import QueryState, TrackedTriple
-from t2rag.types import Chunk
+from t2rag.types import Chunk, PropositionHit
 
 
 def triples(ts: Sequence[TrackedTriple]) -> list[list[str]]:

@@ -7,6 +7,7 @@ import ipaddress
 import os
 from typing import Any
 
+from t2rag.config import INDEX_HELP
 from t2rag.errors import T2RAGError
 
 TOKEN_ENV = "T2RAG_API_TOKEN"
@@ -46,7 +47,7 @@ def register(sub: Any) -> None:
     from t2rag.cli import _llm_args
 
     p = sub.add_parser("serve", help="serve an index over HTTP: REST API, streamed events, trace viewer")
-    p.add_argument("index", metavar="DIR")
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("--host", default="127.0.0.1", help=f"address to bind (127.0.0.1; others need {TOKEN_ENV})")
     p.add_argument("--port", type=int, default=8000, help="port (8000)")
     p.add_argument("--max-waiting", type=int, default=32, metavar="N",

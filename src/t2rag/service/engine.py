@@ -17,6 +17,7 @@ from t2rag.answer import Answer
 from t2rag.api import T2RAG
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
+from t2rag.index.store import is_url
 from t2rag.llm.base import LLM, parallelism
 from t2rag.query.events import EventSink
 
@@ -46,7 +47,7 @@ class Service:
     index is reopened, so later questions see the new documents."""
 
     def __init__(self, directory: str | Path, llm: LLM, *, slots: int | None = None, max_waiting: int = 32) -> None:
-        self.directory = Path(directory)
+        self.directory = directory if is_url(directory) else Path(directory)  # or a database URL
         self.llm = llm
         self._engine = T2RAG.open(self.directory, llm=llm)
         self._retired: list[T2RAG] = []

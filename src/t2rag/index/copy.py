@@ -1,0 +1,34 @@
+"""Copy an index between locations (directory <-> PostgreSQL) without any LLM call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from t2rag.errors import InputError
+from t2rag.index.builder import TripleIndex
+from t2rag.index.manifest import Manifest
+from t2rag.index.store import read_manifest
+
+
+def copy_index(src: str | Path, dst: str | Path) -> dict[str, Any]:
+    """Copy documents, chunks, every extraction (failed ones too) and the manifest from ``src``
+    to a new index at ``dst``; vectors are embedded again with the same embedder (no LLM calls).
+    Copying into an index that already exists is refused rather than merged."""
+    if read_manifest(dst) is not None:
+        raise InputError(f"{dst} already holds an index; copy into a new directory or an empty database")
+    with TripleIndex.open(src) as source:
+        with TripleIndex.create(dst, embedder=source.embedder, config=source.config) as target:
+            for doc, chunks in source.store.document_chunks():
+                target.store.add_document(doc, chunks)
+            records = source.store.openie_records()
+            for rec in records:
+                target.store.record_openie(rec)
+            embedded = target.embed_pending()
+            chunk_vectors = target.ensure_chunk_vectors()
+            target.store.save_vectors()
+            target.manifest = Manifest(**{**source.manifest.__dict__, "counts": target.store.counts()})
+            target.store.save_manifest(target.manifest)
+            counts = target.store.counts()
+    return {"records": len(records), "propositions_embedded": embedded, "chunks_embedded": chunk_vectors,
+            "counts": counts}

@@ -1,0 +1,341 @@
+"""The index store in PostgreSQL + pgvector: one database that many processes and machines share.
+
+Everything lives in the database: chunks, extractions, propositions, their vectors (a
+``vector(dim)`` column with an HNSW index for inner product) and the manifest. Every write
+is one transaction, and every insert is idempotent (ids are content hashes), so several
+writers may build the same corpus at once without duplicating anything, and a killed build
+resumes where it stopped. BM25 over propositions is kept in memory, rebuilt when the
+database's generation moves.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from t2rag.config import StoreConfig
+from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
+from t2rag.http import redact
+from t2rag.index.lexical import LexicalIndex
+from t2rag.index.manifest import Manifest
+from t2rag.types import Chunk, OpenIERecord, Proposition, PropositionHit, Triple
+
+URL_PREFIXES = ("postgresql://", "postgres://")
+HNSW_M = 16  # pgvector's defaults: 16 links per node, a build candidate list of 64
+HNSW_EF_CONSTRUCTION = 64
+SCHEMA_LOCK = 7236861  # advisory lock key taken while creating the extension and the tables
+
+SCHEMA = """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE IF NOT EXISTS t2rag_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+  seq BIGSERIAL, id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS doc_chunks (
+  doc TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id), seq INTEGER NOT NULL,
+  PRIMARY KEY (doc, chunk_id));
+CREATE INDEX IF NOT EXISTS doc_chunks_chunk ON doc_chunks(chunk_id);
+CREATE TABLE IF NOT EXISTS openie (
+  seq BIGSERIAL, chunk_id TEXT PRIMARY KEY REFERENCES chunks(id), source TEXT NOT NULL, raw TEXT,
+  error TEXT, entities TEXT NOT NULL, n_triples INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS triples (
+  seq BIGSERIAL, chunk_id TEXT NOT NULL REFERENCES chunks(id), subject TEXT NOT NULL,
+  predicate TEXT NOT NULL, object TEXT NOT NULL, prop_id TEXT NOT NULL,
+  PRIMARY KEY (chunk_id, subject, predicate, object));
+CREATE TABLE IF NOT EXISTS propositions (
+  seq BIGSERIAL UNIQUE, id TEXT PRIMARY KEY, text TEXT NOT NULL, subject TEXT NOT NULL,
+  predicate TEXT NOT NULL, object TEXT NOT NULL, embedding vector({dim}));
+CREATE TABLE IF NOT EXISTS prop_chunks (
+  seq BIGSERIAL, prop_id TEXT NOT NULL, chunk_id TEXT NOT NULL, PRIMARY KEY (prop_id, chunk_id));
+CREATE INDEX IF NOT EXISTS prop_chunks_chunk ON prop_chunks(chunk_id);
+CREATE TABLE IF NOT EXISTS chunk_vectors (
+  seq BIGSERIAL, chunk_id TEXT PRIMARY KEY, embedding vector({dim}) NOT NULL);
+CREATE INDEX IF NOT EXISTS propositions_hnsw ON propositions
+  USING hnsw (embedding vector_ip_ops) WITH (m = {m}, ef_construction = {efc});
+CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors
+  USING hnsw (embedding vector_ip_ops) WITH (m = {m}, ef_construction = {efc});
+"""
+
+
+def is_url(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(URL_PREFIXES)
+
+
+def _connect(url: str) -> Any:
+    try:
+        import psycopg
+        from pgvector.psycopg import register_vector
+    except ImportError:
+        raise InputError("a PostgreSQL index needs psycopg and pgvector: pip install 't2rag[postgres]'") from None
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as e:
+        reason = " ".join(str(e).split()) or type(e).__name__
+        raise IndexNotFoundError(f"cannot connect to {redact(url)}: {redact(reason)}") from None
+    try:
+        if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))  # concurrent creators wait
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error:
+        conn.close()
+        raise IndexNotFoundError(
+            f"{redact(url)} has no pgvector extension (and this user cannot create it): "
+            "install pgvector on the server, then 'CREATE EXTENSION vector' as a superuser") from None
+    register_vector(conn)
+    return conn
+
+
+class PgStore:
+    """The store protocol (see ``t2rag.index.store``) over one PostgreSQL database."""
+
+    def __init__(self, url: str, dim: int, cfg: StoreConfig, *, writer: bool = False) -> None:
+        self.url = url
+        self.location = redact(url)
+        self.dim = dim
+        self.cfg = cfg
+        self.writer = writer
+        self.db = _connect(url)
+        self._lock = threading.RLock()
+        self._lexical: LexicalIndex | None = None
+        if writer:
+            self._create_schema()
+        self._check_dim()
+
+    def _create_schema(self) -> None:
+        with self.transaction() as db:
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))  # one schema creator at a time
+            db.execute(SCHEMA.format(dim=self.dim, m=HNSW_M, efc=HNSW_EF_CONSTRUCTION))
+
+    def _check_dim(self) -> None:
+        row = self.db.execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass('propositions') "
+            "AND attname = 'embedding'").fetchone()
+        if row and row[0] not in (-1, self.dim):
+            raise IndexMismatchError(f"the index at {self.location} stores {row[0]}-d vectors, "
+                                     f"but the embedder gives {self.dim}-d")
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        with self._lock, self.db.transaction():
+            yield self.db
+
+    # --- manifest and generation ------------------------------------------------
+    @staticmethod
+    def read_manifest(url: str) -> Manifest | None:
+        """The manifest kept in the database, or None when no index was made there yet."""
+        db = _connect(url)
+        try:
+            row = db.execute("SELECT value FROM t2rag_meta WHERE key = 'manifest'").fetchone() \
+                if db.execute("SELECT to_regclass('t2rag_meta')").fetchone()[0] else None
+        finally:
+            db.close()
+        return Manifest.from_json(row[0], redact(url)) if row else None
+
+    def save_manifest(self, manifest: Manifest) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO t2rag_meta(key, value) VALUES ('manifest', %s) "
+                       "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (manifest.to_json(),))
+
+    def generation(self) -> int:
+        row = self.db.execute("SELECT value FROM t2rag_meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    @staticmethod
+    def _bump(db: Any) -> None:
+        db.execute("INSERT INTO t2rag_meta(key, value) VALUES ('generation', '1') ON CONFLICT (key) "
+                   "DO UPDATE SET value = (t2rag_meta.value::bigint + 1)::text")
+
+    # --- chunks ------------------------------------------------------------------
+    def add_document(self, doc: str, chunks: list[Chunk]) -> int:
+        with self.transaction() as db:
+            new = 0
+            for c in chunks:
+                cur = db.execute("INSERT INTO chunks(id, title, text) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                                 (c.id, c.title, c.text))
+                new += cur.rowcount
+            with db.cursor() as cur:
+                cur.executemany("INSERT INTO doc_chunks(doc, chunk_id, seq) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                                [(doc, c.id, i) for i, c in enumerate(chunks)])
+        return new
+
+    def chunks_without_openie(self) -> list[Chunk]:
+        return self._chunks("SELECT c.id, c.title, c.text FROM chunks c LEFT JOIN openie o ON o.chunk_id = c.id "
+                            "WHERE o.chunk_id IS NULL ORDER BY c.seq")
+
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        return {c.id: c for c in self._chunks("SELECT id, title, text FROM chunks WHERE id = ANY(%s)",
+                                              (list(dict.fromkeys(ids)),))}
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        yield from self._chunks("SELECT id, title, text FROM chunks ORDER BY seq")
+
+    def _chunks(self, sql: str, args: tuple[Any, ...] = ()) -> list[Chunk]:
+        with self._lock:
+            return [Chunk(*r) for r in self.db.execute(sql, args).fetchall()]
+
+    def document_chunks(self) -> list[tuple[str, list[Chunk]]]:
+        out: dict[str, list[Chunk]] = {}
+        with self._lock:
+            for doc, cid, title, text in self.db.execute(
+                    "SELECT d.doc, c.id, c.title, c.text FROM doc_chunks d JOIN chunks c ON c.id = d.chunk_id "
+                    "ORDER BY d.doc, d.seq"):
+                out.setdefault(doc, []).append(Chunk(cid, title, text))
+        return list(out.items())
+
+    def documents(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self.db.execute("SELECT DISTINCT doc FROM doc_chunks ORDER BY doc")]
+
+    # --- extractions and propositions ---------------------------------------------
+    def record_openie(self, rec: OpenIERecord) -> None:
+        props = [(t, Proposition.from_triple(t)) for t in rec.triples]
+        with self.transaction() as db, db.cursor() as cur:
+            cur.execute(
+                "INSERT INTO openie(chunk_id, source, raw, error, entities, n_triples, dropped) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (chunk_id) DO UPDATE SET source = EXCLUDED.source, "
+                "raw = EXCLUDED.raw, error = EXCLUDED.error, entities = EXCLUDED.entities, "
+                "n_triples = EXCLUDED.n_triples, dropped = EXCLUDED.dropped",
+                (rec.chunk_id, rec.source, rec.raw, rec.error, json.dumps(rec.entities), len(rec.triples),
+                 rec.dropped))
+            cur.executemany("INSERT INTO triples(chunk_id, subject, predicate, object, prop_id) "
+                            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            [(rec.chunk_id, t.subject, t.predicate, t.object, p.id) for t, p in props])
+            cur.executemany("INSERT INTO propositions(id, text, subject, predicate, object) "
+                            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            [(p.id, p.text, t.subject, t.predicate, t.object) for t, p in props])
+            cur.executemany("INSERT INTO prop_chunks(prop_id, chunk_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                            [(p.id, rec.chunk_id) for _, p in props])
+
+    def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
+        with self.transaction() as db:
+            if everything:
+                db.execute("DELETE FROM openie WHERE error IS NOT NULL")
+            elif only_unextracted:
+                db.execute("DELETE FROM openie WHERE source = 'none'")
+
+    def propositions_without_vectors(self) -> list[tuple[int, str]]:
+        with self._lock:
+            return [(int(s), t) for s, t in self.db.execute(
+                "SELECT seq, text FROM propositions WHERE embedding IS NULL ORDER BY seq")]
+
+    def set_vectors(self, rowids: list[int], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.transaction() as db, db.cursor() as cur:
+            cur.executemany("UPDATE propositions SET embedding = %s WHERE seq = %s",
+                            [(vectors[i], rid) for i, rid in enumerate(rowids)])
+            self._bump(db)
+
+    def openie_records(self, failed_only: bool = False, limit: int | None = None) -> list[OpenIERecord]:
+        sql = "SELECT chunk_id, source, raw, error, entities, dropped FROM openie"
+        sql += (" WHERE error IS NOT NULL" if failed_only else "") + " ORDER BY seq"
+        sql += f" LIMIT {int(limit)}" if limit is not None else ""
+        with self._lock:
+            rows = self.db.execute(sql).fetchall()
+            triples: dict[str, list[Triple]] = {}
+            for cid, s, p, o in self.db.execute(
+                    "SELECT chunk_id, subject, predicate, object FROM triples WHERE chunk_id = ANY(%s) ORDER BY seq",
+                    ([r[0] for r in rows],)):
+                triples.setdefault(cid, []).append(Triple(s, p, o))
+        return [OpenIERecord(cid, src, raw, err, json.loads(ents), triples.get(cid, []), dropped)
+                for cid, src, raw, err, ents, dropped in rows]
+
+    # --- deletion --------------------------------------------------------------------
+    def delete_documents(self, docs: list[str]) -> dict[str, int]:
+        with self.transaction() as db:
+            db.execute("DELETE FROM doc_chunks WHERE doc = ANY(%s)", (docs,))
+            orphans = [r[0] for r in db.execute(
+                "SELECT id FROM chunks WHERE NOT EXISTS (SELECT 1 FROM doc_chunks d WHERE d.chunk_id = chunks.id)")]
+            for table, col in (("prop_chunks", "chunk_id"), ("triples", "chunk_id"), ("openie", "chunk_id"),
+                               ("chunk_vectors", "chunk_id"), ("chunks", "id")):
+                db.execute(f"DELETE FROM {table} WHERE {col} = ANY(%s)", (orphans,))
+            gone = db.execute("DELETE FROM propositions p WHERE NOT EXISTS "
+                              "(SELECT 1 FROM prop_chunks l WHERE l.prop_id = p.id)").rowcount
+            if gone or orphans:
+                self._bump(db)
+        return {"chunks": len(orphans), "propositions": gone}
+
+    # --- search ------------------------------------------------------------------------
+    def _knn(self, table: str, key: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Inner-product nearest neighbours through the HNSW index (``<#>`` is the negated
+        inner product); ef_search is raised to ``k`` so the index can return all ``k``."""
+        out = []
+        with self.transaction() as db:
+            db.execute(f"SET LOCAL hnsw.ef_search = {max(int(k), self.cfg.hnsw_ef_search, 1)}")
+            for v in np.ascontiguousarray(vectors, dtype=np.float32):
+                rows = db.execute(f"SELECT {key}, -(embedding <#> %s) FROM {table} WHERE embedding IS NOT NULL "
+                                  "ORDER BY embedding <#> %s LIMIT %s", (v, v, int(k))).fetchall()
+                out.append([(r[0], float(r[1])) for r in rows])
+        return out
+
+    def search(self, vectors: np.ndarray, top_m: int) -> list[list[tuple[str, float]]]:
+        return self._knn("propositions", "id", vectors, top_m)
+
+    def lexical(self) -> LexicalIndex:
+        with self._lock:
+            gen = self.generation()
+            if self._lexical is None or self._lexical.generation != gen:
+                self._lexical = LexicalIndex.build(self.db.execute("SELECT id, text FROM propositions ORDER BY seq"),
+                                                   gen)
+            return self._lexical
+
+    def search_lexical(self, queries: list[str], top_m: int) -> list[list[tuple[str, float]]]:
+        return self.lexical().search(queries, top_m)
+
+    def get_propositions(self, ids: Iterable[str]) -> dict[str, PropositionHit]:
+        ids = list(dict.fromkeys(ids))
+        with self._lock:
+            links: dict[str, list[str]] = {}
+            for pid, cid in self.db.execute(
+                    "SELECT prop_id, chunk_id FROM prop_chunks WHERE prop_id = ANY(%s) ORDER BY seq", (ids,)):
+                links.setdefault(pid, []).append(cid)
+            rows = self.db.execute("SELECT id, text, subject, predicate, object FROM propositions "
+                                   "WHERE id = ANY(%s)", (ids,)).fetchall()
+        return {pid: PropositionHit(pid, text, Triple(s, p, o), tuple(links.get(pid, [])))
+                for pid, text, s, p, o in rows}
+
+    def save_vectors(self) -> None:
+        """Nothing to save: the database keeps vectors and their HNSW index up to date."""
+
+    # --- chunk vectors --------------------------------------------------------------------
+    def chunks_without_vectors(self) -> list[Chunk]:
+        return self._chunks("SELECT c.id, c.title, c.text FROM chunks c LEFT JOIN chunk_vectors v "
+                            "ON v.chunk_id = c.id WHERE v.chunk_id IS NULL ORDER BY c.seq")
+
+    def set_chunk_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.transaction() as db, db.cursor() as cur:
+            cur.executemany("INSERT INTO chunk_vectors(chunk_id, embedding) VALUES (%s, %s) "
+                            "ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding",
+                            [(cid, vectors[i]) for i, cid in enumerate(ids)])
+
+    def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        return self._knn("chunk_vectors", "chunk_id", vectors, k)
+
+    # --- counts ------------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        sql = {
+            "documents": "SELECT COUNT(DISTINCT doc) FROM doc_chunks",
+            "chunks": "SELECT COUNT(*) FROM chunks",
+            "chunks_extracted": "SELECT COUNT(*) FROM openie WHERE error IS NULL",
+            "chunks_failed": "SELECT COUNT(*) FROM openie WHERE error IS NOT NULL",
+            "triples": "SELECT COUNT(*) FROM triples",
+            "triples_dropped": "SELECT COALESCE(SUM(dropped), 0) FROM openie",
+            "propositions": "SELECT COUNT(*) FROM propositions",
+            "propositions_embedded": "SELECT COUNT(*) FROM propositions WHERE embedding IS NOT NULL",
+        }
+        with self._lock:
+            return {k: int(self.db.execute(q).fetchone()[0]) for k, q in sql.items()}
+
+
+def safe_name(url: str) -> str:
+    """A file-system-safe label for a database URL (for run directories and logs)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", redact(url).split("://", 1)[-1]).strip("_")[:80]

@@ -1,0 +1,402 @@
+"""The directory store: metadata in SQLite (the source of truth, transactional) + FAISS vectors.
+
+Vectors are kept as blobs in SQLite too, so the FAISS file is derived data: it is saved
+atomically with the metadata generation it reflects and rebuilt whenever it lags (after a
+crash, or after deletes on an index type that cannot remove ids).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import faiss
+import numpy as np
+
+from t2rag.config import StoreConfig
+from t2rag.errors import IndexLockedError
+from t2rag.index.lexical import LexicalIndex, clean_temp
+from t2rag.index.manifest import Manifest
+from t2rag.index.vectors import FaissVectors, exact_search
+from t2rag.index.vectors import clean_temp as clean_vector_temp
+from t2rag.types import Chunk, OpenIERecord, Proposition, PropositionHit, Triple
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS doc_chunks (
+  doc TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id), seq INTEGER NOT NULL,
+  PRIMARY KEY (doc, chunk_id));
+CREATE INDEX IF NOT EXISTS doc_chunks_chunk ON doc_chunks(chunk_id);
+CREATE TABLE IF NOT EXISTS openie (
+  chunk_id TEXT PRIMARY KEY REFERENCES chunks(id), source TEXT NOT NULL, raw TEXT,
+  error TEXT, entities TEXT NOT NULL, n_triples INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS triples (
+  chunk_id TEXT NOT NULL REFERENCES chunks(id), subject TEXT NOT NULL, predicate TEXT NOT NULL,
+  object TEXT NOT NULL, prop_id TEXT NOT NULL, PRIMARY KEY (chunk_id, subject, predicate, object));
+CREATE TABLE IF NOT EXISTS propositions (
+  rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, text TEXT NOT NULL, subject TEXT NOT NULL,
+  predicate TEXT NOT NULL, object TEXT NOT NULL, vector BLOB);
+CREATE TABLE IF NOT EXISTS prop_chunks (
+  prop_id TEXT NOT NULL, chunk_id TEXT NOT NULL, PRIMARY KEY (prop_id, chunk_id));
+CREATE INDEX IF NOT EXISTS prop_chunks_chunk ON prop_chunks(chunk_id);
+CREATE TABLE IF NOT EXISTS chunk_vectors (chunk_id TEXT PRIMARY KEY, vector BLOB NOT NULL);
+"""
+
+
+def _locked(method: F) -> F:
+    """Run a method holding the store's lock: one SQLite connection is shared by threads."""
+
+    @functools.wraps(method)
+    def wrapper(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
+        with self._db_lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class SqliteStore:
+    """SQLite + FAISS in one directory. Open with ``writer=True`` to take the one-writer lock."""
+
+    def __init__(self, directory: Path, dim: int, cfg: StoreConfig, *, writer: bool = False) -> None:
+        self.dir = Path(directory)
+        self.dim = dim
+        self.cfg = cfg
+        self.writer = writer
+        self._lock_fd: int | None = None
+        if writer:
+            self._take_lock()
+        self.db = sqlite3.connect(self.dir / "meta.sqlite", timeout=30.0, check_same_thread=False)
+        self._db_lock = threading.RLock()
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        if writer:
+            self.db.executescript(SCHEMA)
+            if "dropped" not in {r[1] for r in self.db.execute("PRAGMA table_info(openie)")}:  # older indexes
+                self.db.execute("ALTER TABLE openie ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
+            self.db.commit()
+            clean_temp(self.dir)
+            clean_vector_temp(self.dir)
+        self.location = str(self.dir)
+        self.vectors = FaissVectors(self.dir / "vectors.faiss", cfg, dim)
+        self._lexical: LexicalIndex | None = None
+        self._chunk_vectors: tuple[list[str], np.ndarray] | None = None
+
+    # --- locking -------------------------------------------------------------
+    def _take_lock(self) -> None:
+        fd = os.open(self.dir / "write.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise IndexLockedError(f"another process is writing to {self.dir}; try again when it finishes") from None
+        self._lock_fd = fd
+
+    def close(self) -> None:
+        if self.writer and self.vectors.loaded:
+            self.save_vectors()
+        self.db.close()
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._db_lock:
+            try:
+                yield self.db
+                self.db.commit()
+            except BaseException:
+                self.db.rollback()
+                raise
+
+    def save_manifest(self, manifest: Manifest) -> None:
+        manifest.save(self.dir)
+
+    # --- generation: bumped whenever propositions change --------------------
+    def generation(self) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _bump(self, db: sqlite3.Connection) -> None:
+        db.execute(
+            "INSERT INTO meta(key, value) VALUES('generation', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    # --- chunks --------------------------------------------------------------
+    def add_document(self, doc: str, chunks: list[Chunk]) -> int:
+        """Link ``chunks`` to document ``doc``; returns how many chunks were new."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO chunks(id, title, text) VALUES (?, ?, ?)",
+                [(c.id, c.title, c.text) for c in chunks],
+            )
+            new = db.total_changes - before
+            db.executemany(
+                "INSERT OR IGNORE INTO doc_chunks(doc, chunk_id, seq) VALUES (?, ?, ?)",
+                [(doc, c.id, i) for i, c in enumerate(chunks)],
+            )
+        return new
+
+    @_locked
+    def chunks_without_openie(self) -> list[Chunk]:
+        rows = self.db.execute(
+            "SELECT c.id, c.title, c.text FROM chunks c LEFT JOIN openie o ON o.chunk_id = c.id "
+            "WHERE o.chunk_id IS NULL ORDER BY c.rowid"
+        ).fetchall()
+        return [Chunk(*r) for r in rows]
+
+    @_locked
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, Chunk] = {}
+        for batch in _batches(ids, 500):
+            q = ",".join("?" * len(batch))
+            for r in self.db.execute(f"SELECT id, title, text FROM chunks WHERE id IN ({q})", batch):
+                out[r[0]] = Chunk(*r)
+        return out
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for r in self.db.execute("SELECT id, title, text FROM chunks ORDER BY rowid"):
+            yield Chunk(*r)
+
+    @_locked
+    def document_chunks(self) -> list[tuple[str, list[Chunk]]]:
+        """Every document with its chunks in order (what ``add_document`` was given)."""
+        out: dict[str, list[Chunk]] = {}
+        for doc, cid, title, text in self.db.execute(
+                "SELECT d.doc, c.id, c.title, c.text FROM doc_chunks d JOIN chunks c ON c.id = d.chunk_id "
+                "ORDER BY d.doc, d.seq"):
+            out.setdefault(doc, []).append(Chunk(cid, title, text))
+        return list(out.items())
+
+    @_locked
+    def documents(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT doc FROM doc_chunks ORDER BY doc")]
+
+    # --- OpenIE records + triples + propositions ------------------------------
+    def record_openie(self, rec: OpenIERecord) -> None:
+        """Store one chunk's extraction and its propositions (no vectors yet) atomically."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO openie(chunk_id, source, raw, error, entities, n_triples, dropped) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (rec.chunk_id, rec.source, rec.raw, rec.error, json.dumps(rec.entities), len(rec.triples),
+                 rec.dropped),
+            )
+            for t in rec.triples:
+                p = Proposition.from_triple(t)
+                db.execute(
+                    "INSERT OR IGNORE INTO triples(chunk_id, subject, predicate, object, prop_id) VALUES (?,?,?,?,?)",
+                    (rec.chunk_id, t.subject, t.predicate, t.object, p.id),
+                )
+                db.execute(
+                    "INSERT OR IGNORE INTO propositions(id, text, subject, predicate, object) VALUES (?,?,?,?,?)",
+                    (p.id, p.text, t.subject, t.predicate, t.object),
+                )
+                db.execute("INSERT OR IGNORE INTO prop_chunks(prop_id, chunk_id) VALUES (?, ?)", (p.id, rec.chunk_id))
+
+    def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
+        with self.transaction() as db:
+            if everything:
+                db.execute("DELETE FROM openie WHERE error IS NOT NULL")
+            elif only_unextracted:
+                db.execute("DELETE FROM openie WHERE source = 'none'")
+
+    @_locked
+    def propositions_without_vectors(self) -> list[tuple[int, str]]:
+        return self.db.execute("SELECT rowid, text FROM propositions WHERE vector IS NULL ORDER BY rowid").fetchall()
+
+    def set_vectors(self, rowids: list[int], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE propositions SET vector = ? WHERE rowid = ?",
+                [(vectors[i].tobytes(), rid) for i, rid in enumerate(rowids)],
+            )
+            self._bump(db)
+        self.vectors.add(rowids, vectors)
+
+    @_locked
+    def openie_records(self, failed_only: bool = False, limit: int | None = None) -> list[OpenIERecord]:
+        sql = "SELECT chunk_id, source, raw, error, entities, dropped FROM openie"
+        if failed_only:
+            sql += " WHERE error IS NOT NULL"
+        sql += " ORDER BY rowid"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        out = []
+        for cid, source, raw, error, ents, dropped in self.db.execute(sql).fetchall():
+            triples = [
+                Triple(*r)
+                for r in self.db.execute(
+                    "SELECT subject, predicate, object FROM triples WHERE chunk_id = ? ORDER BY rowid", (cid,)
+                )
+            ]
+            out.append(OpenIERecord(cid, source, raw, error, json.loads(ents), triples, dropped))
+        return out
+
+    # --- deletion --------------------------------------------------------------
+    def delete_documents(self, docs: list[str]) -> dict[str, int]:
+        """Remove documents, chunks no document links to, and propositions left with no chunk."""
+        with self.transaction() as db:
+            q = ",".join("?" * len(docs))
+            db.execute(f"DELETE FROM doc_chunks WHERE doc IN ({q})", docs)
+            orphan_chunks = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM chunks WHERE id NOT IN (SELECT chunk_id FROM doc_chunks)"
+                ).fetchall()
+            ]
+            for batch in _batches(orphan_chunks, 500):
+                qb = ",".join("?" * len(batch))
+                for table, col in (("prop_chunks", "chunk_id"), ("triples", "chunk_id"), ("openie", "chunk_id"),
+                                   ("chunk_vectors", "chunk_id"), ("chunks", "id")):
+                    db.execute(f"DELETE FROM {table} WHERE {col} IN ({qb})", batch)
+            gone = db.execute(
+                "DELETE FROM propositions WHERE id NOT IN (SELECT prop_id FROM prop_chunks)"
+            ).rowcount
+            if gone or orphan_chunks:
+                self._bump(db)
+        self.vectors.drop()  # rebuilt from SQLite on next use
+        self._chunk_vectors = None
+        return {"chunks": len(orphan_chunks), "propositions": gone}
+
+    # --- vector search -----------------------------------------------------------
+    def _all_vectors(self, sql: str) -> tuple[list[Any], np.ndarray]:
+        keys: list[Any] = []
+        blobs: list[bytes] = []
+        for key, blob in self.db.execute(sql):
+            keys.append(key)
+            blobs.append(blob)
+        if not blobs:
+            return keys, np.zeros((0, self.dim), dtype=np.float32)
+        return keys, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
+
+    def _proposition_rows(self) -> tuple[list[Any], np.ndarray]:
+        return self._all_vectors("SELECT rowid, vector FROM propositions WHERE vector IS NOT NULL")
+
+    @_locked
+    def index(self) -> faiss.Index:
+        return self.vectors.get(self.generation(), self._proposition_rows, save=self.writer)
+
+    @_locked
+    def save_vectors(self) -> None:
+        """Save the derived search structures: the FAISS vectors and the BM25 index."""
+        self.vectors.save(self.generation(), self._proposition_rows)
+        lexical = self.lexical()
+        if not lexical.saved:
+            lexical.save(self.dir)
+
+    @_locked
+    def lexical(self) -> LexicalIndex:
+        """BM25 over proposition texts: the saved one if current, else built from SQLite."""
+        gen = self.generation()
+        if self._lexical is None or self._lexical.generation != gen:
+            self._lexical = LexicalIndex.load_if_current(self.dir, gen) or LexicalIndex.build(
+                self.db.execute("SELECT id, text FROM propositions ORDER BY rowid"), gen)
+        return self._lexical
+
+    def search_lexical(self, queries: list[str], top_m: int) -> list[list[tuple[str, float]]]:
+        """For each query text, up to ``top_m`` (proposition id, BM25 score), best first."""
+        return self.lexical().search(queries, top_m)
+
+    @_locked
+    def search(self, vectors: np.ndarray, top_m: int) -> list[list[tuple[str, float]]]:
+        """For each query row, up to ``top_m`` (proposition id, inner product), best first."""
+        self.index()
+        found = self.vectors.search(vectors, top_m)
+        if found is None:
+            return [[] for _ in range(len(vectors))]
+        scores, rowids = found
+        wanted = sorted({int(r) for r in rowids.ravel() if r >= 0})
+        id_of: dict[int, str] = {}
+        for batch in _batches(wanted, 500):
+            q = ",".join("?" * len(batch))
+            id_of.update(self.db.execute(f"SELECT rowid, id FROM propositions WHERE rowid IN ({q})", batch))
+        return [
+            [(id_of[int(r)], float(s)) for r, s in zip(rrow, srow) if r >= 0 and int(r) in id_of]
+            for rrow, srow in zip(rowids, scores)
+        ]
+
+    @_locked
+    def get_propositions(self, ids: Iterable[str]) -> dict[str, PropositionHit]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, PropositionHit] = {}
+        for batch in _batches(ids, 500):
+            q = ",".join("?" * len(batch))
+            links: dict[str, list[str]] = {}
+            for pid, cid in self.db.execute(
+                f"SELECT prop_id, chunk_id FROM prop_chunks WHERE prop_id IN ({q}) ORDER BY rowid", batch
+            ):
+                links.setdefault(pid, []).append(cid)
+            for pid, text, s, p, o in self.db.execute(
+                f"SELECT id, text, subject, predicate, object FROM propositions WHERE id IN ({q})", batch
+            ):
+                out[pid] = PropositionHit(pid, text, Triple(s, p, o), tuple(links.get(pid, [])))
+        return out
+
+    # --- chunk vectors (the answer's passage ranking; the dense baselines) ----
+    @_locked
+    def chunks_without_vectors(self) -> list[Chunk]:
+        rows = self.db.execute(
+            "SELECT c.id, c.title, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
+            "WHERE v.chunk_id IS NULL ORDER BY c.rowid"
+        ).fetchall()
+        return [Chunk(*r) for r in rows]
+
+    def set_chunk_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO chunk_vectors(chunk_id, vector) VALUES (?, ?)",
+                [(cid, vectors[i].tobytes()) for i, cid in enumerate(ids)],
+            )
+        self._chunk_vectors = None
+
+    @_locked
+    def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        if self._chunk_vectors is None:
+            self._chunk_vectors = self._all_vectors("SELECT chunk_id, vector FROM chunk_vectors ORDER BY rowid")
+        return exact_search(*self._chunk_vectors, vectors, k)
+
+    # --- counts --------------------------------------------------------------
+    @_locked
+    def _dropped(self) -> int:
+        """Junk, malformed and duplicate triples dropped at extraction or import (0 for an index
+        whose readers predate the count: opened read-only, it has no column to read)."""
+        try:
+            return int(self.db.execute("SELECT COALESCE(SUM(dropped), 0) FROM openie").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+    def counts(self) -> dict[str, int]:
+        one = lambda sql: int(self.db.execute(sql).fetchone()[0])  # noqa: E731
+        return {
+            "documents": one("SELECT COUNT(DISTINCT doc) FROM doc_chunks"),
+            "chunks": one("SELECT COUNT(*) FROM chunks"),
+            "chunks_extracted": one("SELECT COUNT(*) FROM openie WHERE error IS NULL"),
+            "chunks_failed": one("SELECT COUNT(*) FROM openie WHERE error IS NOT NULL"),
+            "triples": one("SELECT COUNT(*) FROM triples"),
+            "triples_dropped": self._dropped(),
+            "propositions": one("SELECT COUNT(*) FROM propositions"),
+            "propositions_embedded": one("SELECT COUNT(*) FROM propositions WHERE vector IS NOT NULL"),
+        }
+
+
+def _batches(items: list[Any], n: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]

@@ -1,0 +1,239 @@
+"""One conformance suite for every store backend: a directory (SQLite + FAISS) and a real
+PostgreSQL + pgvector server. Everything is read back through the store protocol."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import fake_openie_reply, openie_llm
+from t2rag.api import T2RAG
+from t2rag.embed.hashing import HashingEmbedder
+from t2rag.errors import IndexMismatchError, IndexNotFoundError
+from t2rag.index import Document, TripleIndex
+from t2rag.index.store import Store
+from t2rag.llm.scripted import ScriptedLLM
+
+N_DOCS = 24
+
+
+def corpus(n: int = N_DOCS) -> list[Document]:
+    return [Document(f"Doc{i}", f"Founded in {1800 + i}, Doc{i} lies in Region{i % 5}.")
+            for i in range(n)]
+
+
+def state(store: Store) -> dict[str, Any]:
+    """Everything a store holds, in a backend-neutral form."""
+    records = sorted((r.chunk_id, r.source, r.error, tuple(r.triples)) for r in store.openie_records())
+    chunks = sorted((c.id, c.title, c.text) for c in store.iter_chunks())
+    props = store.get_propositions(pid for r in store.openie_records() for pid in _prop_ids(r.triples))
+    return {"counts": store.counts(), "records": records, "chunks": chunks, "docs": store.documents(),
+            "props": sorted((p.id, p.text, tuple(sorted(p.chunk_ids))) for p in props.values())}
+
+
+def _prop_ids(triples: Any) -> list[str]:
+    from t2rag.types import Proposition
+
+    return [Proposition.from_triple(t).id for t in triples]
+
+
+def build(location: str | Path, docs: list[Document], llm: Any = None) -> dict[str, Any]:
+    with TripleIndex.create(location, embedder=HashingEmbedder()) as ix:
+        return ix.add(docs, llm=llm or openie_llm())
+
+
+def test_build_search_and_read_back(location: str | Path) -> None:
+    report = build(location, corpus())
+    assert report["extracted"] == N_DOCS and report["failed"] == 0 and report["chunks_embedded"] == N_DOCS
+    with TripleIndex.open(location) as ix:
+        s = state(ix.store)
+        c = s["counts"]
+        assert c["documents"] == N_DOCS and c["propositions"] == c["propositions_embedded"]
+        q = ix.embedder.embed(["Doc3 mentions 1803"])
+        hits = ix.store.search(q, 5)[0]
+        assert len(hits) == 5 and hits[0][1] >= hits[-1][1]
+        found = ix.store.get_propositions([hits[0][0]])[hits[0][0]]
+        assert found.chunk_ids and found.triple.subject.startswith("Doc")
+        lex = ix.store.search_lexical(["1807"], 3)[0]
+        assert "1807" in ix.store.get_propositions([lex[0][0]])[lex[0][0]].text
+        chunk_hits = ix.store.search_chunks(ix.embedder.embed(["Doc5 is a town in Region0"]), 3)[0]
+        assert len(chunk_hits) == 3 and ix.store.get_chunks([chunk_hits[0][0]])
+    # a second build of the same corpus adds nothing and repeats no LLM work
+    llm = openie_llm()
+    again = build(location, corpus(), llm)
+    assert again["new_chunks"] == 0 and again["extracted"] == 0 and llm.calls == []
+
+
+def test_questions_are_answered_the_same_on_every_backend(location: str | Path) -> None:
+    build(location, corpus(6))
+    llm = ScriptedLLM(rules=[("Placeholders to fill", {"bindings": []}),
+                             ("Write the answer", {"reasoning": "r", "answer": "Person2"}),
+                             ("Passages:\n", {"reasoning": "r", "answer": "Person2"}),
+                             ("Question:", {"triples": [["Doc2", "founded by", "?answer"]]})])
+    with T2RAG.open(location, llm=llm) as rag:
+        a = rag.ask("Who founded Doc2?")
+    assert a.answer == "Person2" and a.rounds and a.answer_chunks
+
+
+def test_delete_cascades_to_unsupported_propositions(location: str | Path) -> None:
+    build(location, corpus(6))
+    with TripleIndex.create(location) as ix:
+        before = ix.store.counts()
+        out = ix.delete(["Doc1", "Nope"])
+        after = ix.store.counts()
+        assert out == {"chunks": 1, "propositions": 3, "documents": 1, "not_found": 1}
+        assert after["chunks"] == before["chunks"] - 1 and after["propositions"] == before["propositions"] - 3
+        assert "Doc1" not in ix.store.documents()
+        hits = ix.store.search(ix.embedder.embed(["Doc1 mentions 1801"]), 50)[0]
+        assert all("Doc1" not in p.text for p in ix.store.get_propositions(h for h, _ in hits).values())
+
+
+def test_failed_chunks_are_recorded_and_retried_on_request(location: str | Path) -> None:
+    def flaky(messages: list[dict[str, str]]) -> str:
+        return "not json at all" if "Doc3" in messages[-1]["content"] else fake_openie_reply(messages)
+
+    r = build(location, corpus(5), ScriptedLLM(default=flaky))
+    assert r["failed"] == 1
+    with TripleIndex.create(location) as ix:
+        (failed,) = ix.store.openie_records(failed_only=True)
+        assert failed.error and failed.raw
+        again = ix.add(corpus(5), llm=openie_llm(), retry_failed=True)
+        assert again["extracted"] == 1 and ix.store.counts()["chunks_failed"] == 0
+
+
+def test_the_manifest_is_kept_and_checked_on_open(location: str | Path) -> None:
+    build(location, corpus(2))
+    with pytest.raises(IndexMismatchError, match="embedder"):
+        TripleIndex.open(location, embedder=HashingEmbedder(dim=64))
+    with TripleIndex.open(location) as ix:
+        assert ix.manifest.embedder == HashingEmbedder().name and ix.manifest.counts["chunks"] == 2
+
+
+def test_backends_hold_the_same_index(tmp_path: Path, pg_url: str) -> None:
+    build(tmp_path / "idx", corpus())
+    build(pg_url, corpus())
+    with TripleIndex.open(tmp_path / "idx") as a, TripleIndex.open(pg_url) as b:
+        assert state(a.store) == state(b.store)
+        q = a.embedder.embed(["Doc9 mentions 1809", "Region"])
+        for ra, rb in zip(a.store.search(q, 10), b.store.search(q, 10)):  # HNSW finds exact search's top 10
+            assert [s for _, s in ra] == pytest.approx([s for _, s in rb], abs=1e-5)  # (ids may tie)
+
+
+# --- PostgreSQL only: several writers, crashes, bad connections --------------------------
+
+def test_concurrent_writers_duplicate_nothing(tmp_path: Path, pg_url: str) -> None:
+    build(tmp_path / "ref", corpus())
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            build(pg_url, corpus())
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with TripleIndex.open(tmp_path / "ref") as a, TripleIndex.open(pg_url) as b:
+        assert state(a.store) == state(b.store)
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    sys.path.insert(0, {tests!r})
+    from conftest import fake_openie_reply
+    from test_stores import corpus
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index import TripleIndex
+    from t2rag.llm.scripted import ScriptedLLM
+
+    def slow(messages):
+        time.sleep(0.03)
+        return fake_openie_reply(messages)
+
+    with TripleIndex.create(sys.argv[1], embedder=HashingEmbedder()) as ix:
+        ix.add(corpus(), llm=ScriptedLLM(default=slow))
+    """
+)
+
+
+def test_sigkill_mid_build_on_the_server_then_resume(tmp_path: Path, pg_url: str) -> None:
+    build(tmp_path / "clean", corpus())
+    script = tmp_path / "build.py"
+    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
+    proc = subprocess.Popen([sys.executable, str(script), pg_url])
+
+    def extracted() -> int:
+        try:
+            with TripleIndex.open(pg_url) as ix:
+                return ix.store.counts()["chunks_extracted"]
+        except IndexNotFoundError:
+            return 0
+
+    deadline = time.monotonic() + 60
+    while extracted() < 6 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = extracted()
+    assert 0 < done < N_DOCS, "the kill should land mid-build"
+    llm = openie_llm()
+    r = build(pg_url, corpus(), llm)
+    assert r["extracted"] == N_DOCS - done and len(llm.calls) == 2 * (N_DOCS - done)
+    with TripleIndex.open(tmp_path / "clean") as a, TripleIndex.open(pg_url) as b:
+        assert state(a.store) == state(b.store)
+
+
+def test_readers_in_other_processes_see_committed_data(pg_url: str) -> None:
+    build(pg_url, corpus(3))
+    code = ("import sys; from t2rag.index import TripleIndex\n"
+            "with TripleIndex.open(sys.argv[1]) as ix: print(ix.store.counts()['chunks'])")
+    out = subprocess.run([sys.executable, "-c", code, pg_url], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "3"
+
+
+def test_bad_connections_are_one_line_and_write_nothing(pg_server: Any) -> None:
+    dead = "postgresql://nobody:secret@127.0.0.1:1/none"
+    with pytest.raises(IndexNotFoundError) as e:
+        TripleIndex.create(dead, embedder=HashingEmbedder())
+    assert "cannot connect" in str(e.value) and "secret" not in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(IndexNotFoundError, match="no T2RAG index"):
+        TripleIndex.open(str(pg_server.get_uri("postgres")))
+
+
+def test_dimension_mismatch_in_the_database_is_refused(pg_url: str) -> None:
+    build(pg_url, corpus(2))
+    from t2rag.config import StoreConfig
+    from t2rag.index.pg_store import PgStore
+
+    with pytest.raises(IndexMismatchError, match="64-d"):
+        PgStore(pg_url, 64, StoreConfig())
+
+
+def test_copy_between_backends_keeps_everything(tmp_path: Path, pg_url: str) -> None:
+    from t2rag.cli import main
+
+    def flaky(messages: list[dict[str, str]]) -> str:
+        return "not json at all" if "Doc3" in messages[-1]["content"] else fake_openie_reply(messages)
+
+    build(tmp_path / "a", corpus(8), ScriptedLLM(default=flaky))
+    assert main(["copy", str(tmp_path / "a"), pg_url]) == 0
+    assert main(["copy", pg_url, str(tmp_path / "b")]) == 0
+    with TripleIndex.open(tmp_path / "a") as a, TripleIndex.open(pg_url) as p, TripleIndex.open(tmp_path / "b") as b:
+        assert state(a.store) == state(p.store) == state(b.store)
+        assert state(a.store)["counts"]["chunks_failed"] == 1  # failed extractions travel too
+        assert b.manifest.embedder == a.manifest.embedder and b.manifest.prompts == a.manifest.prompts
+    assert main(["copy", str(tmp_path / "a"), pg_url]) == 1  # never merged into an existing index
