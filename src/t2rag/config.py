@@ -117,11 +117,10 @@ class QueryConfig:
     ground_facts: int = 6  # how many of those facts the decomposition prompt shows
     resolve_facts: int = 8  # at most this many retrieved facts per resolve call
     lookback_passages: int = 1  # source passages (of the best facts) per resolve call
-    # Passages the answer reads: the question's own best (its chunk ranking fused with its facts'
-    # chunks, as good as chunk RAG's), then some from the rounds' retrievals in turn. Both 0: the
-    # paper's behaviour, the last round's chunks after a stop.
+    # Passages the answer reads, taken in turn from the question's own best (its chunk ranking
+    # fused with its facts' chunks) and each round's retrieval. 0: the paper's behaviour, the last
+    # round's chunks after a stop.
     answer_passages: int = 5
-    answer_round_passages: int = 0
     # A plan (decomposition) that fails its checks is not run: the answer reads the question's
     # passages as chunk RAG does (a small model's broken plan binds wrong facts that mislead).
     reject_failed_plans: bool = True
@@ -131,7 +130,5 @@ class QueryConfig:
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:
             raise ConfigError("rounds, k_chunks and top_m must be >= 1")
-        if min(self.ground_facts, self.resolve_facts, self.lookback_passages, self.answer_passages,
-               self.answer_round_passages) < 0:
-            raise ConfigError("ground_facts, resolve_facts, lookback_passages, answer_passages and "
-                              "answer_round_passages must be >= 0")
+        if min(self.ground_facts, self.resolve_facts, self.lookback_passages, self.answer_passages) < 0:
+            raise ConfigError("ground_facts, resolve_facts, lookback_passages and answer_passages must be >= 0")

@@ -26,7 +26,6 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_paperanswer": {"passages_when_complete": False},  # passages only after a stop
     "t2rag_nofacts": {"answer_facts": False},  # the answer reads T2RAG's passages without its facts
     "t2rag_allplans": {"reject_failed_plans": False},  # run plans that fail their checks too
-    "t2rag_roundpassages": {"answer_round_passages": 2},  # the answer also reads 2 round passages
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

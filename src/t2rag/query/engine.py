@@ -175,20 +175,19 @@ class Run:
 
     def answer_chunks(self, natural: bool) -> tuple[Chunk, ...]:
         """Passages for the answer: none after natural completion (the paper's path) unless
-        ``passages_when_complete``; otherwise the question's own ``answer_passages`` best (so
-        the answer never reads less than chunk RAG would), then ``answer_round_passages`` taken
-        in turn from each round's retrieval; the paper's last-round chunks when both are 0."""
+        ``passages_when_complete``; otherwise ``answer_passages`` taken in turn from the
+        question's own best passages and each round's retrieval, best first (so the answer
+        reads the question's best passage and each hop's); the paper's last-round chunks when 0."""
         c = self.config
         if not c.synth_chunks or (natural and not c.passages_when_complete):
             return ()
-        if not c.answer_passages and not c.answer_round_passages:
+        if not c.answer_passages:
             return self.evidence[-1].chunks if self.evidence else ()
-        picked: dict[str, Chunk] = {ch.id: ch for ch in self.passages}
-        limit = len(picked) + c.answer_round_passages
-        lists = [ev.chunks for ev in self.evidence]
-        for rank in range(max((len(x) for x in lists), default=0)):
+        lists = [self.passages] + [ev.chunks for ev in self.evidence]
+        picked: dict[str, Chunk] = {}
+        for rank in range(max(len(x) for x in lists)):
             for chunks in lists:
-                if rank < len(chunks) and len(picked) < limit:
+                if rank < len(chunks) and len(picked) < c.answer_passages:
                     picked.setdefault(chunks[rank].id, chunks[rank])
         return tuple(picked.values())
 
