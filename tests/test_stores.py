@@ -237,3 +237,13 @@ def test_copy_between_backends_keeps_everything(tmp_path: Path, pg_url: str) -> 
         assert state(a.store)["counts"]["chunks_failed"] == 1  # failed extractions travel too
         assert b.manifest.embedder == a.manifest.embedder and b.manifest.prompts == a.manifest.prompts
     assert main(["copy", str(tmp_path / "a"), pg_url]) == 1  # never merged into an existing index
+
+
+def test_two_indexes_in_one_database_through_schemas(pg_server: Any, pg_url: str) -> None:
+    name = pg_url.split("/")[-1].split("?")[0]
+    pg_server.psql(f"\\c {name}\nCREATE SCHEMA one; CREATE SCHEMA two;")
+    for schema, n in (("one", 2), ("two", 3)):
+        build(pg_url + f"&options=-csearch_path%3D{schema},public", corpus(n))
+    for schema, n in (("one", 2), ("two", 3)):
+        with TripleIndex.open(pg_url + f"&options=-csearch_path%3D{schema},public") as ix:
+            assert ix.store.counts()["documents"] == n

@@ -32,7 +32,6 @@ HNSW_EF_CONSTRUCTION = 64
 SCHEMA_LOCK = 7236861  # advisory lock key taken while creating the extension and the tables
 
 SCHEMA = """
-CREATE EXTENSION IF NOT EXISTS vector;
 CREATE TABLE IF NOT EXISTS t2rag_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
   seq BIGSERIAL, id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL);
@@ -81,13 +80,18 @@ def _connect(url: str) -> Any:
         if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))  # concurrent creators wait
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
     except psycopg.Error:
         conn.close()
         raise IndexNotFoundError(
             f"{redact(url)} has no pgvector extension (and this user cannot create it): "
             "install pgvector on the server, then 'CREATE EXTENSION vector' as a superuser") from None
-    register_vector(conn)
+    try:
+        register_vector(conn)
+    except psycopg.Error:  # the type exists, but not on this connection's search path
+        conn.close()
+        raise IndexNotFoundError(f"{redact(url)}: pgvector's type is not on the search path; "
+                                 "add public to it, e.g. options=-csearch_path%3Dmyindex,public") from None
     return conn
 
 
