@@ -240,8 +240,10 @@ def test_copy_between_backends_keeps_everything(tmp_path: Path, pg_url: str) -> 
 
 
 def test_two_indexes_in_one_database_through_schemas(pg_server: Any, pg_url: str) -> None:
-    name = pg_url.split("/")[-1].split("?")[0]
-    pg_server.psql(f"\\c {name}\nCREATE SCHEMA one; CREATE SCHEMA two;")
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("CREATE SCHEMA one; CREATE SCHEMA two;")
     for schema, n in (("one", 2), ("two", 3)):
         build(pg_url + f"&options=-csearch_path%3D{schema},public", corpus(n))
     for schema, n in (("one", 2), ("two", 3)):
