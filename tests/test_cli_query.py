@@ -93,6 +93,8 @@ def test_ask_set_overrides_any_query_config_field(index: Path, capsys: Any) -> N
     assert code == 0 and d["config"]["hybrid"] is False and d["config"]["answer_passages"] == 2
     code, _, err = run(["ask", str(index), "Which town is in Borduria?", "--set", "hybird=false"], capsys)
     assert code != 0 and "unknown QueryConfig key(s): hybird" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(["ask", str(index), "Which town is in Borduria?", "--set", "rounds"], capsys)
+    assert code == 2 and "--set expects KEY=VALUE" in err
 
 
 def test_ask_reports_each_step_on_stderr_unless_quiet(index: Path, capsys: Any) -> None:

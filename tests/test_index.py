@@ -278,3 +278,18 @@ def test_export_openie_round_trips_through_import(tmp_path: Path, docs: list[Doc
     long_chunks = {c[0] for c in a["chunks"] if c[1] == "Long"}
     assert b["triples"] == [t for t in a["triples"] if t[0] not in long_chunks]
     assert b["chunks"] == [c for c in a["chunks"] if c[0] not in long_chunks]
+
+
+def test_changed_extraction_prompts_are_reported_on_write(tmp_path: Path, docs: list[Document],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, llm=openie_llm())
+    manifest = json.loads((tmp_path / "ix" / "manifest.json").read_text())
+    manifest["prompts"]["openie_triples"] = "older"
+    (tmp_path / "ix" / "manifest.json").write_text(json.dumps(manifest))
+    TripleIndex.open(tmp_path / "ix").close()  # reading: nothing to say
+    assert capsys.readouterr().err == ""
+    TripleIndex.create(tmp_path / "ix").close()
+    err = capsys.readouterr().err
+    assert "other versions of the openie_triples prompt" in err and len(err.strip().splitlines()) == 1
+    assert json.loads((tmp_path / "ix" / "manifest.json").read_text())["prompts"]["openie_triples"] == "older"

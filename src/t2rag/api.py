@@ -32,7 +32,7 @@ def check_question(question: str) -> str:
     return " ".join(question.split())
 
 
-def _query_config(config: QueryConfig | dict[str, Any] | None) -> QueryConfig:
+def query_config(config: QueryConfig | dict[str, Any] | None) -> QueryConfig:
     if config is None:
         return QueryConfig()
     return config if isinstance(config, QueryConfig) else from_dict(QueryConfig, config)
@@ -70,7 +70,7 @@ class T2RAG:
     ) -> Answer:
         """Answer ``question``; ``on_event`` (if given) is called with each ``QueryEvent`` as the
         engine works: decomposition, each round's search, evidence and bindings, the answer."""
-        return answer_question(check_question(question), self.llm, self.retriever, _query_config(config), on_event)
+        return answer_question(check_question(question), self.llm, self.retriever, query_config(config), on_event)
 
     def ask_many(
         self,
@@ -83,7 +83,7 @@ class T2RAG:
         """Answer ``questions`` in order, at most ``concurrency`` at a time (default: what the
         LLM backend benefits from). ``on_answer(i, answer)`` is called as each one finishes,
         one call at a time."""
-        cfg = _query_config(config)
+        cfg = query_config(config)
         workers = max(1, concurrency or parallelism(self.llm))
         lock = threading.Lock()  # callbacks never run concurrently
 

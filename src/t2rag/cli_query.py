@@ -15,6 +15,7 @@ from t2rag.answer import Answer
 from t2rag.api import check_question
 from t2rag.config import INDEX_HELP
 from t2rag.errors import InputError, UsageError
+from t2rag.llm.structured import loads
 
 
 def _query_args(p: argparse.ArgumentParser) -> None:
@@ -38,7 +39,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     for item in args.settings:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise InputError(f"--set expects KEY=VALUE, got {item!r}")
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
         try:
             cfg[key.strip()] = json.loads(value)
         except ValueError:
@@ -100,8 +101,8 @@ def read_questions(path: Path) -> list[dict[str, str]]:
     except FileNotFoundError:
         raise InputError(f"questions file not found: {path}") from None
     try:
-        items = ([json.loads(line) for line in raw.splitlines() if line.strip()] if path.suffix == ".jsonl"
-                 else json.loads(raw))
+        items = ([loads(line) for line in raw.splitlines() if line.strip()] if path.suffix == ".jsonl"
+                 else loads(raw))
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: invalid JSON at line {e.lineno} ({e.msg})") from None
     if not isinstance(items, list):
@@ -148,6 +149,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UsageError("--parallel must be at least 1")
     if args.question is not None:
         check_question(args.question)  # before a model loads
+    from t2rag.api import query_config
+
+    query_config(_config(args))  # a bad --set is reported before a model loads too
     from t2rag.index.store import require_manifest
 
     require_manifest(args.index)  # a missing index is reported before a model loads

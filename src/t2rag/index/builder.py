@@ -7,6 +7,7 @@ A killed build, run again, does no repeated LLM work and ends where an uninterru
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -24,7 +25,7 @@ from t2rag.index.chunking import chunk_document
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction, write_openie
 from t2rag.index.manifest import Manifest
-from t2rag.index.store import Store, is_url, open_store, read_manifest
+from t2rag.index.store import Store, is_url, open_store, read_manifest, require_manifest
 from t2rag.llm.base import LLM, parallelism
 from t2rag.prompts import prompt_hashes
 from t2rag.types import Chunk, OpenIERecord, Usage
@@ -98,12 +99,11 @@ class TripleIndex:
         loc = _location(location)
         if not is_url(loc) and not Path(loc).is_dir():
             raise IndexNotFoundError(f"no T2RAG index at {loc}")
-        manifest = read_manifest(loc)
-        if manifest is None:
-            where = redact(str(loc))
-            raise IndexNotFoundError(f"no T2RAG index at {where}; build one with 't2rag index'")
+        manifest = require_manifest(loc)
         emb = _embedder(embedder or manifest.embedder)
         manifest.check_embedder(emb.name, emb.dim)
+        if writer:
+            _warn_if_prompts_changed(manifest, loc)
         cfg = IndexConfig.from_dict(manifest.config)
         return cls(loc, manifest, open_store(loc, emb.dim, cfg.store, writer=writer), emb)
 
@@ -294,6 +294,17 @@ def _run_bounded(fn: Callable[[Chunk], OpenIERecord], items: list[Chunk], worker
                 nxt = next(it, None)
                 if nxt is not None:
                     running.add(pool.submit(fn, nxt))
+
+
+def _warn_if_prompts_changed(manifest: Manifest, location: str | Path) -> None:
+    """Extraction prompts changed since the index was built: say so (new chunks will be
+    extracted with the current prompts; the manifest keeps naming those the index was built with)."""
+    current = prompt_hashes(openie.PROMPTS)
+    changed = sorted(k for k in current if manifest.prompts.get(k) not in (None, current[k]))
+    if changed:
+        where = redact(str(location))
+        print(f"t2rag: note: {where} was extracted with other versions of the {', '.join(changed)} prompt(s); "
+              "new chunks use the current ones (rebuild the index for uniform extraction)", file=sys.stderr)
 
 
 def _location(location: str | Path) -> str | Path:

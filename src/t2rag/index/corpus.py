@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import InputError
+from t2rag.llm.structured import loads
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,12 @@ def load_corpus(path: str | Path) -> list[Document]:
         for n, line in enumerate(raw.splitlines(), 1):
             if line.strip():
                 try:
-                    records.append(json.loads(line))
+                    records.append(loads(line))
                 except json.JSONDecodeError as e:
                     raise InputError(f"{p}:{n}: invalid JSON ({e.msg})") from None
         return _from_records(records, str(p))
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except json.JSONDecodeError as e:
         raise InputError(f"{p}: invalid JSON at line {e.lineno} ({e.msg})") from None
     return _from_records(data, str(p))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import InputError
-from t2rag.llm.structured import scalar_text
+from t2rag.llm.structured import loads, scalar_text
 from t2rag.types import Chunk, Triple
 
 
@@ -82,7 +82,7 @@ def load_openie(path: str | Path) -> dict[str, Extraction]:
     """
     p = Path(path)
     try:
-        data = json.loads(p.read_text("utf-8"))
+        data = loads(p.read_text("utf-8"))
     except FileNotFoundError:
         raise InputError(f"OpenIE file not found: {p}") from None
     except (ValueError, UnicodeDecodeError) as e:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from t2rag.errors import BackendError
+from t2rag.llm.structured import loads
 from t2rag.types import Completion, Message
 
 Reply = str | dict[str, Any] | list[Any] | Callable[[list[Message]], str]
@@ -70,7 +71,7 @@ class ScriptedLLM:
         parsed: Any = None
         if schema is not None:
             try:
-                parsed = json.loads(text)
+                parsed = loads(text)
             except ValueError:
                 parsed = None
         prompt_tokens = sum(len(m["content"].split()) for m in messages)

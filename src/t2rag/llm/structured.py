@@ -93,12 +93,12 @@ _CLOSERS = str.maketrans("[{", "]}")
 
 
 def loads(text: str) -> Any:
-    """``json.loads`` that fails with ValueError only: nesting too deep for the parser
+    """``json.loads`` that fails with JSONDecodeError only: nesting too deep for the parser
     (thousands of ``[``) is malformed input like any other, not a crash."""
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
 
 
 def scalar_text(value: Any) -> str | None:
