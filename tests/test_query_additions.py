@@ -20,7 +20,7 @@ from t2rag.query.decompose import check, mark_answer, question_shape
 from t2rag.query.resolve import validate
 from t2rag.query.retrieve import Evidence, fuse
 from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_state
-from t2rag.types import PropositionHit, Triple
+from t2rag.types import Chunk, PropositionHit, Triple
 
 CORPUS = [
     ("Kell Bridge", "The Kell Bridge was designed by Lena Ortiz.", [("Kell Bridge", "designed by", "Lena Ortiz")]),
@@ -93,7 +93,8 @@ def test_the_unknown_the_chain_ends_in_becomes_the_answer() -> None:
 def test_circular_and_given_values_are_not_bindings() -> None:
     state = initial_state([QueryTriple("Kell Bridge", "designed by", "?designer"),
                            QueryTriple("?designer", "married to", "?answer")])
-    ev = Evidence(propositions=(PropositionHit("p", "x", Triple("a", "b", "c"), ("c1",)),))
+    ev = Evidence(propositions=(PropositionHit("p", "Lena Ortiz designed the Kell Bridge.", Triple("a", "b", "c"),
+                                               ("c1",)),))
     r = validate([{"placeholder": "?designer", "value": "Kell Bridge", "evidence": [1]}], state, ev, 1)
     assert r.bindings == () and "question already gives" in r.dropped[0].reason
     state = apply_bindings(state, [Binding("?designer", "Lena Ortiz")], 1)
@@ -231,3 +232,16 @@ def test_index_embeds_chunks_and_the_answer_reads_the_fused_ranking(index_dir: P
     first_round = a.rounds[0].chunks[0] if a.rounds[0].chunks else None
     assert a.answer_chunks[0].title == "Kell Bridge"  # the question's best passage, then round 1's best
     assert first_round is None or first_round.id in {c.id for c in a.answer_chunks}
+
+
+def test_a_value_the_evidence_does_not_contain_is_no_binding() -> None:
+    state = initial_state([QueryTriple("Atwater Church", "located in", "?state"),
+                           QueryTriple("?state", "area code", "?answer")])
+    ev = Evidence(propositions=(PropositionHit("p", "Atwater Church is in Atwater, Ohio.", Triple("a", "b", "c"),
+                                               ("c1",)),),
+                  chunks=(Chunk.make("Atwater", "The church stands in Portage County."),))
+    r = validate([{"placeholder": "?state", "value": "Texas", "evidence": [1]}], state, ev, 1)
+    assert r.bindings == () and "not found in the evidence" in r.dropped[0].reason
+    for value in ("Ohio", "the state of Ohio", "Portage County"):  # words from a fact or a passage
+        r = validate([{"placeholder": "?state", "value": value, "evidence": [1]}], state, ev, 1)
+        assert [b.value for b in r.bindings] == [value]

@@ -45,6 +45,10 @@ def schema(open_names: set[str]) -> dict[str, Any]:
 _EMBEDDED_PLACEHOLDER = re.compile(r"(?:^|\s)\?[A-Za-z_]")
 MAX_VALUE_CHARS = 200  # an entity, date or number; longer is a passage copied out
 
+_WORD = re.compile(r"[^\W_]+")
+_FILLER = frozenset({"a", "an", "the", "of", "in", "on", "at", "and", "to", "for", "by", "is", "was"})
+MIN_GROUNDED = 0.5  # share of a value's words that must occur in the evidence shown
+
 # Values a model writes when it has none; a binding to one of these is no binding.
 NON_VALUES = frozenset({"unknown", "none", "n/a", "na", "null", "not found", "not given", "not mentioned", "?"})
 
@@ -127,6 +131,19 @@ def _check(entry: Any, open_names: set[str], seen: set[str], given: set[str]) ->
     return name, value
 
 
+def words(text: str) -> set[str]:
+    """Lower-cased words of a text, without the filler words a paraphrase adds or drops."""
+    return {w for w in _WORD.findall(text.lower()) if w not in _FILLER}
+
+
+def grounded(value: str, evidence_words: set[str]) -> bool:
+    """Whether a value is taken from the evidence: most of its words occur there. A small
+    model fills a placeholder from memory (a wrong state, a plausible area code) when the
+    evidence does not answer it; such a value is no resolution, whatever it cites."""
+    w = words(value)
+    return not w or len(w & evidence_words) >= MIN_GROUNDED * len(w)
+
+
 def _support(entry: dict[str, Any], evidence: Evidence) -> Support:
     refs = entry.get("evidence")
     nums = refs if isinstance(refs, list) else [refs]
@@ -154,6 +171,7 @@ def validate(
     open_names = state.open_placeholders()
     given = {x.lower() for t in state.resolved + state.searchable + state.fuzzy
              for x in (t.origin.subject, t.origin.object) if x and not is_placeholder(x)}
+    seen = words(" ".join([p.text for p in evidence.propositions] + [c.passage for c in evidence.chunks]))
     bindings: list[Binding] = []
     dropped: list[Dropped] = []
     for entry in entries:
@@ -164,6 +182,9 @@ def validate(
         support = _support(entry, evidence)
         if not support.propositions:
             dropped.append(Dropped(entry, "no valid evidence number"))
+            continue
+        if not grounded(checked[1], seen):
+            dropped.append(Dropped(entry, "value not found in the evidence"))
             continue
         bindings.append(Binding(checked[0], checked[1], support, round_no))
     bindings, circular = _not_circular(bindings, state)
