@@ -25,8 +25,7 @@ from pathlib import Path
 from t2rag.api import T2RAG
 from t2rag.eval import T2RAG_CONFIGS
 from t2rag.eval.metrics import normalize_answer
-from t2rag.llm import CachedLLM, get_llm
-from t2rag.llm.cache import default_cache_dir
+from t2rag.llm import get_llm
 
 TWO_HOP_SETS = {"hotpotqa": 2, "2wikimultihopqa": 2}
 
@@ -59,7 +58,7 @@ def main() -> None:
     rows = [json.loads(x) for x in (args.run / "predictions" / f"{args.method}.jsonl").read_text().splitlines()]
     failed = [r for r in rows if not r["em"]][: args.limit]
     index = next(args.run.parent.glob(f"indexes/{info['dataset']}-*"))
-    llm = CachedLLM(get_llm(info["llm"]), default_cache_dir() / "llm-cache.sqlite")
+    llm = get_llm(info["llm"], cache=True)
     config = T2RAG_CONFIGS[args.method]
     out = []
     with T2RAG.open(index, llm=llm) as rag:

@@ -98,7 +98,7 @@ def test_credentials_in_a_base_url_are_redacted() -> None:
 
 
 def test_terminal_escapes_in_titles_are_shown_not_run() -> None:
-    from t2rag.cli import printable
+    from t2rag.cli_common import printable
 
     assert printable("Title\x1b]0;pwned\x07 ok") == "Title\\x1b]0;pwned\\x07 ok"
 

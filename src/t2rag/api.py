@@ -14,8 +14,7 @@ from t2rag.embed.base import Embedder
 from t2rag.errors import InputError
 from t2rag.index.builder import TripleIndex
 from t2rag.llm.base import LLM, parallelism
-from t2rag.llm.cache import CachedLLM, default_cache_dir
-from t2rag.llm.registry import DEFAULT_LLM, get_llm
+from t2rag.llm.registry import DEFAULT_LLM, get_llm, with_cache
 from t2rag.query.engine import answer_question
 from t2rag.query.events import EventSink
 from t2rag.query.retrieve import Retriever
@@ -57,11 +56,8 @@ class T2RAG:
         cache: bool | str | Path = False,
     ) -> T2RAG:
         """Open the index at ``directory`` read-only. ``cache=True`` keeps LLM replies in
-        ``default_cache_dir()/llm-cache.sqlite``; a path puts the cache there instead."""
-        model = get_llm(llm) if isinstance(llm, str) else llm
-        if cache:
-            path = default_cache_dir() / "llm-cache.sqlite" if cache is True else Path(cache)
-            model = CachedLLM(model, path)
+        ``default_llm_cache()``; a path puts the cache there instead."""
+        model = get_llm(llm, cache=cache) if isinstance(llm, str) else with_cache(llm, cache)
         return cls(TripleIndex.open(directory, embedder=embedder), model)
 
     def ask(

@@ -4,54 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from t2rag import __version__
+from t2rag import __version__, cli_common
+from t2rag.cli_common import EXIT_OK, EXIT_USAGE, EXIT_USER, llm_args, printable
 from t2rag.config import INDEX_HELP
 from t2rag.errors import InputError, T2RAGError, UsageError
-
-EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
-
-
-def _llm_args(p: argparse.ArgumentParser, default: str | None = "local") -> None:
-    p.add_argument("--llm", default=default, metavar="SPEC",
-                   help="local[:small|PATH.gguf], openai:MODEL (key from OPENAI_API_KEY), or scripted "
-                   f"(default: {default})")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. a vLLM or Ollama server's /v1 URL")
-    p.add_argument("--no-cache", action="store_true", help="do not use the persistent LLM response cache")
-    p.add_argument("--parallel", type=int, default=None, metavar="N",
-                   help="concurrent LLM requests (remote backends) or decoding slots (local)")
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Text from documents made safe for a terminal: control characters (escape sequences
-    that could move the cursor or retitle the window) shown as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def make_llm(args: argparse.Namespace) -> Any:
-    """The LLM named by --llm, wrapped in the response cache unless --no-cache."""
-    from t2rag.llm import CachedLLM, get_llm
-    from t2rag.llm.cache import default_cache_dir
-
-    opts: dict[str, Any] = {}
-    kind = args.llm.partition(":")[0]
-    if args.base_url:
-        if kind != "openai":
-            raise T2RAGError("--base-url only applies to --llm openai:MODEL")
-        opts["base_url"] = args.base_url
-    if args.parallel:
-        opts["max_concurrency" if kind == "openai" else "n_parallel"] = args.parallel
-    llm = get_llm(args.llm, **opts)
-    if args.no_cache or kind == "scripted":
-        return llm
-    return CachedLLM(llm, default_cache_dir() / "llm-cache.sqlite")
 
 
 # --- index / inspect / delete -------------------------------------------------------
@@ -67,7 +27,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     imported = load_openie(args.openie_from) if args.openie_from else None
     if args.llm != "none":
         check_spec(args.llm)
-    llm = None if args.llm == "none" else (lambda: make_llm(args))
+        cli_common.check_llm_args(args)
+    llm = None if args.llm == "none" else (lambda: cli_common.llm_from_args(args))
     config = IndexConfig(
         chunk=ChunkConfig(size=args.chunk_size, overlap=args.chunk_overlap),
         openie=OpenIEConfig(mode=args.openie_mode),
@@ -151,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="build or extend an index from a corpus")
     p.add_argument("corpus", help="JSON list or JSONL of {title, text}, or a directory of .txt/.md files")
     p.add_argument("--index", required=True, metavar="INDEX", help=INDEX_HELP + " (created if missing)")
-    _llm_args(p)
+    llm_args(p)
     p.add_argument("--embedder", default=None, metavar="SPEC",
                    help="minilm (default, offline), openai:MODEL, st:PATH, hashing[:DIM] (tests)")
     p.add_argument("--openie-from", metavar="FILE", help="import HippoRAG OpenIE output instead of running the LLM "
@@ -196,16 +157,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[Any], None]]:
-    """Commands living in other modules (query, demo, bench) register themselves here."""
-    regs: list[Callable[[Any], None]] = []
-    for mod in ("t2rag.cli_query", "t2rag.eval.cli", "t2rag.service.cli", "t2rag.service.mcp_server"):
-        try:
-            module = __import__(mod, fromlist=["register"])
-        except ImportError:
-            continue
-        if hasattr(module, "register"):
-            regs.append(module.register)
-    return regs
+    """Commands living in other modules register themselves here; the MCP server's needs the
+    optional ``mcp`` package and is left out without it."""
+    from t2rag import cli_query
+    from t2rag.eval import cli as eval_cli
+    from t2rag.service import cli as service_cli
+
+    regs = [cli_query.register, eval_cli.register, service_cli.register]
+    try:
+        from t2rag.service import mcp_server
+    except ImportError:
+        return regs
+    return [*regs, mcp_server.register]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except UsageError as e:
         print(f"t2rag: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except T2RAGError as e:
         print(f"t2rag: error: {e}", file=sys.stderr)
         return EXIT_USER

@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from t2rag import cli_common
 from t2rag.answer import Answer
 from t2rag.api import check_question
 from t2rag.config import INDEX_HELP
@@ -139,14 +140,12 @@ def _progress_line(event: Any) -> None:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from t2rag.api import T2RAG
-    from t2rag.cli import make_llm
 
     if (args.question is None) == (args.questions is None):
         raise UsageError("give either a QUESTION or --questions FILE")
     if args.questions and not args.out:
         raise UsageError("--questions needs --out FILE.jsonl")
-    if args.parallel is not None and args.parallel < 1:
-        raise UsageError("--parallel must be at least 1")
+    cli_common.check_llm_args(args)
     if args.question is not None:
         check_question(args.question)  # before a model loads
     from t2rag.api import query_config
@@ -155,7 +154,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from t2rag.index.store import require_manifest
 
     require_manifest(args.index)  # a missing index is reported before a model loads
-    with T2RAG.open(args.index, llm=make_llm(args)) as rag:
+    with T2RAG.open(args.index, llm=cli_common.llm_from_args(args)) as rag:
         if args.question is not None:
             a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line)
             total = a.usage.get("total", {})
@@ -194,9 +193,8 @@ def _ask_file(rag: Any, args: argparse.Namespace) -> int:
 # --- demo ------------------------------------------------------------------------------
 def cmd_demo(args: argparse.Namespace) -> int:
     from t2rag.api import T2RAG
-    from t2rag.cli import make_llm
     from t2rag.index import Document, TripleIndex
-    from t2rag.llm.cache import default_cache_dir
+    from t2rag.paths import default_cache_dir
 
     demo = resources.files("t2rag").joinpath("demo")
     docs = [Document(d["title"], d["text"]) for d in json.loads(demo.joinpath("corpus.json").read_text("utf-8"))]
@@ -204,7 +202,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     index_dir = Path(args.index) if args.index else default_cache_dir() / ("demo-" + args.llm.replace(":", "-")
                                                                               .replace("/", "_"))
     t0 = time.perf_counter()
-    llm = make_llm(args)
+    llm = cli_common.llm_from_args(args)
     print(f"[1/3] loaded LLM {llm.name} in {time.perf_counter() - t0:.1f}s", flush=True)
     t1 = time.perf_counter()
     from t2rag.progress import BuildBar
@@ -230,8 +228,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from t2rag.cli import _llm_args
-
     p = sub.add_parser("ask", help="answer a question (or a file of questions) from an index")
     p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("question", nargs="?", help="the question (or use --questions FILE)")
@@ -241,7 +237,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the whole Answer as JSON")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress on stderr (the query's steps for one question, a bar for a file)")
-    _llm_args(p)
+    cli_common.llm_args(p)
     _query_args(p)
     p.set_defaults(func=cmd_ask)
 
@@ -249,6 +245,6 @@ def register(sub: Any) -> None:
     p.add_argument("--index", metavar="DIR", help="where to keep the demo index (default: in the cache dir)")
     p.add_argument("--embedder", default="minilm", metavar="SPEC", help="embedder (minilm)")
     p.add_argument("--brief", action="store_true", help="answers and facts only, no round-by-round trace")
-    _llm_args(p)
+    cli_common.llm_args(p)
     _query_args(p)
     p.set_defaults(func=cmd_demo)

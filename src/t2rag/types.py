@@ -108,6 +108,7 @@ class StageUsage:
     cache_hits: int = 0
     cached_prompt_tokens: int = 0
     wall_s: float = 0.0
+    passages_trimmed: int = 0  # passages left out or cut to fit the model's context
 
     def add(self, other: StageUsage) -> None:
         self.calls += other.calls
@@ -116,6 +117,7 @@ class StageUsage:
         self.cache_hits += other.cache_hits
         self.cached_prompt_tokens += other.cached_prompt_tokens
         self.wall_s += other.wall_s
+        self.passages_trimmed += other.passages_trimmed
 
 
 @dataclass
@@ -134,6 +136,10 @@ class Usage:
             s.cache_hits += int(c.cached)
             s.cached_prompt_tokens += c.cached_prompt_tokens
             s.wall_s += c.wall_s
+
+    def note_trimmed(self, stage: str, passages: int) -> None:
+        with self._lock:
+            self.stages.setdefault(stage, StageUsage()).passages_trimmed += passages
 
     def merge(self, other: Usage) -> None:
         with self._lock:

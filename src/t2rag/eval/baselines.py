@@ -17,9 +17,11 @@ from t2rag import prompts
 from t2rag.embed.base import Embedder
 from t2rag.index.store import Store
 from t2rag.llm.base import LLM
+from t2rag.llm.budget import fit_passages
 from t2rag.query.synthesize import format_numbered, read_passages
 from t2rag.types import Chunk, Usage
 
+STEP_TOKENS = 96  # one reasoning sentence
 ANSWER_MARK = re.compile(r"so the answer is\s*:?\s*", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -146,12 +148,12 @@ class IRCoT:
         steps: list[str] = []
         template = prompts.load("ircot_step")
         for _ in range(self.rounds):
-            messages = template.render(
-                passages=format_numbered(list(pool.values())),
-                question=question,
-                reasoning=" ".join(steps) or "(none yet)",
-            )
-            c = self.llm.complete(messages, max_tokens=96, temperature=0.0)
+            reasoning = " ".join(steps) or "(none yet)"
+            messages, _ = fit_passages(
+                self.llm, lambda cs: template.render(passages=format_numbered(cs), question=question,
+                                                     reasoning=reasoning),  # noqa: B023 (called at once)
+                list(pool.values()), max_tokens=STEP_TOKENS, stage="ircot_step", usage=usage)
+            c = self.llm.complete(messages, max_tokens=STEP_TOKENS, temperature=0.0)
             usage.record("ircot_step", c)
             sentence = first_sentence(c.text)
             if not sentence:

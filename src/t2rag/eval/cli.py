@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from t2rag import cli_common
 from t2rag.eval import METHODS
 
 EXIT_OK = 0
@@ -14,14 +15,12 @@ EXIT_OK = 0
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``t2rag bench`` (run) and its ``report`` subcommand."""
-    from t2rag.cli import _llm_args
-
     parser.add_argument("--dataset", metavar="NAME", help="dataset name: DATA_DIR/NAME.json + NAME_corpus.json "
                         "(musique, 2wikimultihopqa, hotpotqa, popqa, story, medical, ...)")
     parser.add_argument("--data-dir", metavar="DIR", help="folder of HippoRAG2 reproduce/dataset files")
     parser.add_argument("--methods", default=",".join(METHODS),
                         help=f"comma-separated, from: {', '.join(METHODS)} (default: all)")
-    _llm_args(parser)
+    cli_common.llm_args(parser)
     parser.add_argument("--embedder", default="minilm", metavar="SPEC",
                         help="minilm (default, offline), openai:MODEL, st:PATH, hashing[:DIM] (tests)")
     parser.add_argument("--openie-from", metavar="FILE", help="import HippoRAG OpenIE output for the index")
@@ -64,9 +63,7 @@ def bench_main(args: argparse.Namespace) -> int:
 
     llm: Any = args.llm
     if isinstance(llm, str):
-        from t2rag.cli import make_llm
-
-        llm = make_llm(args)  # behind the shared response cache unless --no-cache
+        llm = cli_common.llm_from_args(args)  # behind the shared response cache unless --no-cache
     out = Path(args.out) if args.out else _default_out(args.dataset, args.llm)
     metrics = run_bench(
         args.dataset, args.data_dir, args.methods, llm, args.embedder, args.openie_from, args.limit, out,

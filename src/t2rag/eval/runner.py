@@ -27,8 +27,7 @@ from t2rag.eval.datasets import Sample, load_dataset_corpus, load_samples
 from t2rag.eval.methods import METHODS, build_index, make_methods
 from t2rag.eval.metrics import best_em, best_f1, recall_at_k
 from t2rag.llm.base import LLM, parallelism
-from t2rag.llm.cache import CachedLLM
-from t2rag.llm.registry import get_llm
+from t2rag.llm.registry import get_llm, with_cache
 from t2rag.types import Usage
 
 LLMLike = str | LLM
@@ -45,12 +44,6 @@ def parse_methods(methods: str | Iterable[str]) -> list[str]:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
-
-
-def make_llm(spec: LLMLike, cache: bool, cache_path: Path) -> LLM:
-    """The benchmark LLM: a spec or a ready object, behind the response cache unless disabled."""
-    llm = get_llm(spec) if isinstance(spec, str) else spec
-    return CachedLLM(llm, cache_path) if cache and not isinstance(llm, CachedLLM) else llm
 
 
 def _check_run_info(out_dir: Path, info: dict[str, Any]) -> None:
@@ -94,7 +87,9 @@ def run_bench(
     (out / "predictions").mkdir(parents=True, exist_ok=True)
     names = parse_methods(methods)
     samples = load_samples(dataset, data_dir, limit)
-    llm = make_llm(llm_spec, cache, Path(cache_path) if cache_path else out.parent / "llm-cache.sqlite")
+    cache_file = Path(cache_path) if cache_path else out.parent / "llm-cache.sqlite"
+    llm = (get_llm(llm_spec, cache=cache and cache_file) if isinstance(llm_spec, str)
+           else with_cache(llm_spec, cache and cache_file))
     embedder = get_embedder(embedder_spec) if isinstance(embedder_spec, str) else embedder_spec
     _check_run_info(out, {
         "dataset": dataset, "data_dir": str(data_dir), "methods": names, "llm": llm.name,

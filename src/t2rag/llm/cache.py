@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -34,6 +33,7 @@ class CachedLLM:
         self.inner = inner
         self.name = inner.name
         self.max_concurrency = int(getattr(inner, "max_concurrency", 1) or 1)
+        self.context_tokens = getattr(inner, "context_tokens", None)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
@@ -70,9 +70,3 @@ class CachedLLM:
                 (key, json.dumps(asdict(c), ensure_ascii=False)),
             )
         return c
-
-
-def default_cache_dir() -> Path:
-    """Where T2RAG keeps caches and assembled models: ``$T2RAG_CACHE_DIR`` or ``~/.cache/t2rag``."""
-    env = os.environ.get("T2RAG_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "t2rag"

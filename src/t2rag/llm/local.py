@@ -46,6 +46,7 @@ class LocalLLM:
         path = resolve_model_path(model)
         self.name = f"local:{model}" if model in BUNDLED_MODELS else f"local:{Path(model).stem}"
         self.max_concurrency = n_parallel
+        self.context_tokens = n_ctx  # per request: prompts that carry passages are fitted to it
         self.path = path
         self._seed = seed
         threads = n_threads or os.cpu_count() or 1

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import ConfigError, ModelAssetError
-from t2rag.llm.cache import default_cache_dir
+from t2rag.paths import default_cache_dir
 
 _CHUNK = 8 * 1024 * 1024
 

@@ -41,6 +41,7 @@ class OpenAICompatLLM:
         max_concurrency: int = 8,
         structured: str = "json_schema",
         backoff_s: float = 0.5,
+        context_tokens: int | None = None,
     ) -> None:
         if structured not in _STRUCTURED_MODES:
             raise ConfigError(f"structured must be one of {', '.join(_STRUCTURED_MODES)}; got {structured!r}")
@@ -48,6 +49,8 @@ class OpenAICompatLLM:
         self.model = model
         self.name = backend_name("openai", model, url)
         self.max_concurrency = max_concurrency
+        # The server's context window, when known: prompts that carry passages are fitted to it.
+        self.context_tokens = context_tokens
         self._structured = structured
         self._lock = threading.Lock()
         self._http = JSONClient(

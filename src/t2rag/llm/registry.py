@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from t2rag.errors import ConfigError
@@ -44,8 +45,48 @@ def check_spec(spec: str) -> None:
         raise ConfigError(f"unknown LLM {spec!r}; choose one of: " + ", ".join(sorted(_REGISTRY)))
 
 
-def get_llm(spec: str = DEFAULT_LLM, **opts: Any) -> LLM:
-    """Build an LLM from ``kind[:arg]``: local[:default|small|PATH.gguf], openai:MODEL, scripted."""
+def get_llm(
+    spec: str = DEFAULT_LLM,
+    *,
+    parallel: int | None = None,
+    base_url: str | None = None,
+    context: int | None = None,
+    cache: bool | str | Path = False,
+    **opts: Any,
+) -> LLM:
+    """Build an LLM from ``kind[:arg]`` (local[:default|small|PATH.gguf], openai:MODEL,
+    scripted): the one place the CLI, the API and the benchmark get their models.
+
+    ``parallel``: decoding slots (local) or concurrent requests (openai). ``base_url``: an
+    OpenAI-compatible endpoint. ``context``: the context window in tokens (local: the size the
+    model loads with; openai: the server's, so prompts carrying passages can be fitted to it).
+    ``cache``: True keeps replies in the default response cache, a path in another file (the
+    scripted test double is never cached)."""
     check_spec(spec)
     kind, _, arg = spec.partition(":")
-    return _REGISTRY[kind](arg, **opts)
+    if base_url:
+        if kind != "openai":
+            raise ConfigError("a base URL only applies to openai:MODEL")
+        opts["base_url"] = base_url
+    if parallel is not None:
+        if parallel < 1:
+            raise ConfigError(f"parallel must be at least 1 (got {parallel})")
+        if kind != "scripted":
+            opts["max_concurrency" if kind == "openai" else "n_parallel"] = parallel
+    if context is not None:
+        if context < 256:
+            raise ConfigError(f"the context must be at least 256 tokens (got {context})")
+        if kind != "scripted":
+            opts["context_tokens" if kind == "openai" else "n_ctx"] = context
+    return with_cache(_REGISTRY[kind](arg, **opts), cache if kind != "scripted" else False)
+
+
+def with_cache(llm: LLM, cache: bool | str | Path) -> LLM:
+    """``llm`` behind the persistent response cache (True: the default file; a path: that
+    file); never wrapped twice."""
+    from t2rag.llm.cache import CachedLLM
+    from t2rag.paths import default_llm_cache
+
+    if not cache or isinstance(llm, CachedLLM):
+        return llm
+    return CachedLLM(llm, default_llm_cache() if cache is True else Path(cache))

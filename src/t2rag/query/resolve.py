@@ -9,6 +9,7 @@ from typing import Any
 
 from t2rag.errors import ParseError
 from t2rag.llm.base import LLM
+from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
 from t2rag.query.retrieve import Evidence
@@ -80,16 +81,11 @@ def format_passages(chunks: Sequence[Chunk]) -> str:
     return "\n\n".join(f"(P{i}) {c.passage}" for i, c in enumerate(chunks, 1))
 
 
-def render(
-    question: str, state: QueryState, evidence: Evidence, lookback: bool, passages: int | None = None
-) -> list[Message]:
-    """The resolve prompt; without look-back the source passages are left out entirely, with
-    it the first ``passages`` of the evidence's chunks (those of the best facts) are shown."""
+def render(question: str, state: QueryState, evidence: Evidence, passages: Sequence[Chunk]) -> list[Message]:
+    """The resolve prompt: the state, the numbered retrieved facts and, for look-back, the
+    source ``passages`` of those facts (none without look-back)."""
     props = "\n".join(f"[{i}] {p.text}" for i, p in enumerate(evidence.propositions, 1))
-    chunks = evidence.chunks[:passages] if passages is not None else evidence.chunks
-    shown = ""
-    if lookback and chunks:
-        shown = "\nSource passages of the retrieved facts:\n" + format_passages(chunks) + "\n"
+    shown = "\nSource passages of the retrieved facts:\n" + format_passages(passages) + "\n" if passages else ""
     return load(PROMPT).render(
         question=question.strip(),
         facts=format_triples(state.resolved),
@@ -240,8 +236,12 @@ def resolve(
     max_tokens: int = 512,
     in_order: bool = True,
 ) -> Resolution:
-    """One resolution call; an unusable reply (after one re-ask) binds nothing this round."""
-    messages = render(question, state, evidence, lookback, passages)
+    """One resolution call; an unusable reply (after one re-ask) binds nothing this round.
+    With ``lookback`` the first ``passages`` source chunks (those of the best facts; all when
+    None) are shown too, as many as fit the model's context."""
+    chunks = (evidence.chunks[:passages] if passages is not None else evidence.chunks) if lookback else ()
+    messages, _ = fit_passages(llm, lambda cs: render(question, state, evidence, cs), chunks,
+                               max_tokens=max_tokens, stage="resolve", usage=usage)
     try:
         entries, _ = ask_json(
             llm, messages, schema(state.open_placeholders()), _entries, stage="resolve", usage=usage,

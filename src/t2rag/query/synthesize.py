@@ -9,6 +9,7 @@ from typing import Any
 
 from t2rag.errors import ParseError
 from t2rag.llm.base import LLM
+from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
 from t2rag.query.resolve import format_passages, format_triples
@@ -74,8 +75,11 @@ def synthesize(
     usage: Usage | None = None,
     max_tokens: int = 512,
 ) -> Synthesis:
-    """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask)."""
-    messages = render(question, state, natural=natural, chunks=chunks, facts=facts)
+    """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask).
+    The passages shown are those of ``chunks`` (best first) that fit the model's context."""
+    messages, chunks = fit_passages(
+        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=facts), chunks,
+        max_tokens=max_tokens, stage="answer", usage=usage)
     path = "facts+passages" if chunks else "facts"
     try:
         answer, _ = ask_json(
@@ -93,9 +97,10 @@ def read_passages(
     stage: str = "read",
 ) -> Synthesis:
     """Answer from ``chunks`` alone with the reading prompt chunk RAG uses; a reply that is not
-    the expected JSON is used as the model wrote it."""
-    passages = format_numbered(chunks) if chunks else "(no passages: answer from what you know)"
-    messages = load(READ_PROMPT).render(passages=passages, question=question.strip())
+    the expected JSON is used as the model wrote it. Only the passages (best first) that fit
+    the model's context are read."""
+    messages, chunks = fit_passages(llm, lambda cs: read_prompt(question, cs), chunks, max_tokens=max_tokens,
+                                    stage=stage, usage=usage)
     try:
         (answer, reasoning), _ = ask_json(llm, messages, SCHEMA, _with_reasoning, stage=stage, usage=usage,
                                           max_tokens=max_tokens, reask=False)
@@ -103,6 +108,11 @@ def read_passages(
         raw = "" if e.raw.lstrip().startswith(("{", "[")) else e.raw.strip()
         return Synthesis(raw, error=f"{stage}: {e}", path="passages", chunks=tuple(chunks))
     return Synthesis(answer, path="passages", chunks=tuple(chunks), reasoning=reasoning)
+
+
+def read_prompt(question: str, chunks: Sequence[Chunk]) -> list[Message]:
+    passages = format_numbered(chunks) if chunks else "(no passages: answer from what you know)"
+    return load(READ_PROMPT).render(passages=passages, question=question.strip())
 
 
 def _with_reasoning(data: Any) -> tuple[str, str]:

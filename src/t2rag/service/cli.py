@@ -7,6 +7,7 @@ import ipaddress
 import os
 from typing import Any
 
+from t2rag import cli_common
 from t2rag.config import INDEX_HELP
 from t2rag.errors import T2RAGError
 
@@ -44,8 +45,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from t2rag.cli import _llm_args
-
     p = sub.add_parser("serve", help="serve an index over HTTP: REST API, streamed events, trace viewer")
     p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("--host", default="127.0.0.1", help=f"address to bind (127.0.0.1; others need {TOKEN_ENV})")
@@ -56,5 +55,5 @@ def register(sub: Any) -> None:
     p.add_argument("--max-body", type=int, default=1_000_000, metavar="BYTES", help="request body limit (1 MB)")
     p.add_argument("--max-question", type=int, default=2_000, metavar="CHARS", help="question length limit (2000)")
     p.add_argument("--cors", action="append", metavar="ORIGIN", help="allow this browser origin (repeatable; off)")
-    _llm_args(p)
+    cli_common.llm_args(p)
     p.set_defaults(func=cmd_serve)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2rag import cli_common
 from t2rag.answer import Answer
 from t2rag.api import T2RAG
 from t2rag.index.builder import TripleIndex
@@ -141,11 +142,10 @@ class Service:
     def opened(cls, args: Any, **kwargs: Any) -> Iterator[Service]:
         """The service for a command's ``index`` and LLM options, closed on exit; a missing
         index is reported before a model loads."""
-        from t2rag.cli import make_llm
         from t2rag.index.manifest import Manifest
 
         Manifest.load(Path(args.index))
-        service = cls(args.index, make_llm(args), **kwargs)
+        service = cls(args.index, cli_common.llm_from_args(args), **kwargs)
         try:
             yield service
         finally:

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from t2rag import cli_common
 from t2rag.errors import T2RAGError
 from t2rag.service.engine import Service
 
@@ -63,9 +64,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from t2rag.cli import _llm_args
-
     p = sub.add_parser("mcp", help="serve an index to agents over MCP (stdio): tools ask and search_facts")
     p.add_argument("index", metavar="DIR")
-    _llm_args(p)
+    cli_common.llm_args(p)
     p.set_defaults(func=cmd_mcp)

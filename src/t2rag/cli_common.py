@@ -1,0 +1,51 @@
+"""What every t2rag command shares: exit codes, the LLM options and the model they build, terminal-safe text."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from t2rag.errors import UsageError
+from t2rag.llm.base import LLM
+
+EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def llm_args(p: argparse.ArgumentParser, default: str | None = "local") -> None:
+    p.add_argument("--llm", default=default, metavar="SPEC",
+                   help="local[:small|PATH.gguf], openai:MODEL (key from OPENAI_API_KEY), or scripted "
+                   f"(default: {default})")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. a vLLM or Ollama server's /v1 URL")
+    p.add_argument("--no-cache", action="store_true", help="do not use the persistent LLM response cache")
+    p.add_argument("--parallel", type=int, default=None, metavar="N",
+                   help="concurrent LLM requests (remote backends) or decoding slots (local)")
+    p.add_argument("--context", type=int, default=None, metavar="TOKENS",
+                   help="the model's context window: the size the local model loads with (4096), or a remote "
+                   "server's (unset: not known); prompts that carry passages keep the best ones that fit")
+
+
+def check_llm_args(args: argparse.Namespace) -> None:
+    """Usage errors in the LLM options, reported before anything loads."""
+    if args.parallel is not None and args.parallel < 1:
+        raise UsageError("--parallel must be at least 1")
+    if args.context is not None and args.context < 256:
+        raise UsageError("--context must be at least 256 tokens")
+    if args.base_url and not str(args.llm).startswith("openai:"):
+        raise UsageError("--base-url only applies to --llm openai:MODEL")
+
+
+def llm_from_args(args: argparse.Namespace) -> LLM:
+    """The LLM the command's options name, behind the response cache unless --no-cache."""
+    from t2rag.llm.registry import get_llm
+
+    check_llm_args(args)
+    return get_llm(args.llm, parallel=args.parallel, base_url=args.base_url, context=args.context,
+                   cache=not args.no_cache)
+
+
+def printable(text: str) -> str:
+    """Text from documents made safe for a terminal: control characters (escape sequences
+    that could move the cursor or retitle the window) shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
