@@ -18,6 +18,7 @@ from t2rag.llm.registry import DEFAULT_LLM, get_llm, with_cache
 from t2rag.query.engine import answer_question
 from t2rag.query.events import EventSink
 from t2rag.query.retrieve import Retriever
+from t2rag.types import Chunk
 
 MAX_QUESTION_CHARS = 4_000  # a question, not a document: longer ones are refused, not truncated
 
@@ -94,6 +95,12 @@ class T2RAG:
             return [one(i) for i in range(len(questions))]
         with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(one, range(len(questions))))
+
+    def passages(self, ids: list[str]) -> list[Chunk]:
+        """The passages with these chunk ids (as an Answer cites them), in the order asked;
+        unknown ids are left out."""
+        found = self.retriever.chunks(ids)
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
 
     def close(self) -> None:
         self.index.close()

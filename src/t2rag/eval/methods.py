@@ -1,7 +1,8 @@
 """The benchmark's method table: the index they share, and each method built by name.
 
-``t2rag`` and its ablations go through the public API (``T2RAG.open(...).ask``) like any
-user; the chunk baselines read the same index's chunks and chunk vectors.
+``t2rag`` and its ablations go through the public API (``T2RAG.ask``, ``T2RAG.passages``)
+like any user, one engine over the shared index; the chunk baselines read the same index's
+chunks and chunk vectors.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from t2rag.api import T2RAG
 from t2rag.config import QueryConfig
 from t2rag.embed.base import Embedder
 from t2rag.eval import METHODS, T2RAG_CONFIGS
 from t2rag.eval.baselines import BM25Retriever, ChunkRAG, DenseRetriever, IRCoT, Method, NoRetrieval, Prediction
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
-from t2rag.index.store import Store
 from t2rag.llm.base import LLM
 from t2rag.progress import BuildBar
-from t2rag.types import Chunk, Usage
+from t2rag.types import Usage
 
 __all__ = ["METHODS", "T2RAG_CONFIGS", "T2RAGMethod", "build_index", "make_methods"]
 
@@ -32,10 +33,9 @@ IRCOT_ROUNDS = 3
 class T2RAGMethod:
     """T2RAG through its public API; retrieved chunks are the rounds' chunks, in order."""
 
-    def __init__(self, name: str, engine: Any, store: Store, config: QueryConfig) -> None:
+    def __init__(self, name: str, engine: T2RAG, config: QueryConfig) -> None:
         self.name = name
         self.engine = engine
-        self.store = store
         self.config = config
 
     def predict(self, question: str) -> Prediction:
@@ -44,8 +44,7 @@ class T2RAGMethod:
         ids = list(dict.fromkeys([c["id"] for c in d.get("answer_chunks", [])]
                                  + [c["id"] for r in d.get("rounds", []) for c in r.get("chunks", [])]
                                  + [c for p in d.get("grounding", []) for c in p.get("chunk_ids", [])]))
-        found = self.store.get_chunks(ids)
-        chunks: list[Chunk] = [found[i] for i in ids if i in found]
+        chunks = self.engine.passages(ids)
         extra = {
             "termination": d.get("termination"),
             "answer_path": d.get("answer_path"),
@@ -106,13 +105,12 @@ def make_methods(
     """Build each named method (in order) over the shared index; closes what it opened."""
     with ExitStack() as stack:
         ix = stack.enter_context(TripleIndex.open(index_dir, embedder=embedder)) if index_dir else None
-        built: dict[str, Method] = {}
-        for name in names:
-            built[name] = _make(name, llm, ix, stack)
-        yield [built[n] for n in names]
+        # One engine over the open index serves every T2RAG configuration.
+        engine = T2RAG(ix, llm) if ix is not None and any(n in T2RAG_CONFIGS for n in names) else None
+        yield [_make(name, llm, ix, engine) for name in names]
 
 
-def _make(name: str, llm: LLM, ix: TripleIndex | None, stack: ExitStack) -> Method:
+def _make(name: str, llm: LLM, ix: TripleIndex | None, engine: T2RAG | None) -> Method:
     if name == "nor":
         return NoRetrieval(llm)
     assert ix is not None, "chunk methods need an index"
@@ -122,9 +120,5 @@ def _make(name: str, llm: LLM, ix: TripleIndex | None, stack: ExitStack) -> Meth
         return ChunkRAG("standard", DenseRetriever(ix.store, ix.embedder), llm, k_read=K_READ)
     if name == "ircot":
         return IRCoT(DenseRetriever(ix.store, ix.embedder), llm, k=K_READ, rounds=IRCOT_ROUNDS)
-    from t2rag.api import T2RAG
-
-    engine = T2RAG.open(ix.location, llm=llm, embedder=ix.embedder)
-    if hasattr(engine, "close"):
-        stack.callback(engine.close)
-    return T2RAGMethod(name, engine, ix.store, QueryConfig(**T2RAG_CONFIGS[name]))
+    assert engine is not None
+    return T2RAGMethod(name, engine, QueryConfig(**T2RAG_CONFIGS[name]))

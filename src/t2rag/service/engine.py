@@ -102,8 +102,7 @@ class Service:
         return info
 
     def passages(self, ids: list[str]) -> list[dict[str, str]]:
-        found = self._engine.retriever.chunks(ids)
-        return [{"id": c.id, "title": c.title, "text": c.text} for c in found.values()]
+        return [{"id": c.id, "title": c.title, "text": c.text} for c in self._engine.passages(ids)]
 
     # --- document jobs -----------------------------------------------------------------
     def submit(self, kind: str, payload: list[Any]) -> Job:
