@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 import time
@@ -16,6 +17,30 @@ from t2rag.types import Completion, Message
 
 def _one_line(text: object, limit: int = 300) -> str:
     return " ".join(str(text).split())[:limit]
+
+
+def server_params(
+    path: Path, *, n_ctx: int, n_parallel: int, threads: int, seed: int = 0, cache_ram_mib: int = 1024,
+    verbose: bool = False,
+) -> Any:
+    """llama.cpp server parameters for a GGUF: ``n_parallel`` slots of ``n_ctx`` tokens each."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    # llama.cpp divides the context among slots; give every slot the full n_ctx.
+    params.n_ctx = n_ctx * n_parallel
+    params.n_parallel = n_parallel
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.sampling.seed = seed
+    params.cache_prompt = True
+    # Host-RAM store of evicted slot prompts (llama.cpp's default is 8 GiB); keep it modest.
+    params.cache_ram_mib = cache_ram_mib
+    params.warmup = False
+    # -1 silences llama.cpp entirely (its default of 3 logs every load and request).
+    params.verbosity = 3 if verbose else -1
+    return params
 
 
 class LocalLLM:
@@ -37,10 +62,8 @@ class LocalLLM:
         cache_ram_mib: int = 1024,
         verbose: bool = False,
     ) -> None:
-        try:
-            import xllamacpp
-        except ImportError:
-            raise ConfigError("the local LLM needs xllamacpp: pip install xllamacpp") from None
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise ConfigError("the local LLM needs xllamacpp: pip install xllamacpp")
         if n_parallel < 1 or n_ctx < 256:
             raise ConfigError(f"LocalLLM needs n_parallel >= 1 and n_ctx >= 256 (got {n_parallel}, {n_ctx})")
         path = resolve_model_path(model)
@@ -51,21 +74,8 @@ class LocalLLM:
         self._seed = seed
         threads = n_threads or os.cpu_count() or 1
 
-        params = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        # llama.cpp divides the context among slots; give every slot the full n_ctx.
-        params.n_ctx = n_ctx * n_parallel
-        params.n_parallel = n_parallel
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
-        params.sampling.seed = seed
-        params.cache_prompt = True
-        # Host-RAM store of evicted slot prompts (llama.cpp's default is 8 GiB); keep it modest.
-        params.cache_ram_mib = cache_ram_mib
-        params.warmup = False
-        # -1 silences llama.cpp entirely (its default of 3 logs every load and request).
-        params.verbosity = 3 if verbose else -1
-        self._params = params
+        self._params = server_params(path, n_ctx=n_ctx, n_parallel=n_parallel, threads=threads, seed=seed,
+                                     cache_ram_mib=cache_ram_mib, verbose=verbose)
         self._server: Any = None  # loaded on the first request: cached replies need no model
         self._load_lock = threading.Lock()
         self.load_s: float | None = None

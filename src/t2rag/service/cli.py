@@ -9,7 +9,7 @@ from typing import Any
 
 from t2rag import cli_common
 from t2rag.config import INDEX_HELP
-from t2rag.errors import T2RAGError
+from t2rag.errors import T2RAGError, UsageError
 
 TOKEN_ENV = "T2RAG_API_TOKEN"
 
@@ -44,6 +44,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_endpoints(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from t2rag.service.endpoints import run_endpoints
+
+    llm = None if args.llm == "none" else args.llm
+    if llm is None and args.embedder == "none":
+        raise UsageError("nothing to serve: give --llm or --embedder")
+    if llm is not None and llm.partition(":")[0] != "local":
+        raise UsageError("--llm must be local[:default|small|PATH.gguf] or none")
+    if (args.parallel or 1) < 1 or (args.context or 4096) < 256:
+        raise UsageError("--parallel must be at least 1 and --context at least 256")
+    run_endpoints(llm.partition(":")[2] or "default" if llm else None,
+                  None if args.embedder == "none" else args.embedder, n_ctx=args.context or 4096,
+                  n_parallel=args.parallel or 1, threads=args.threads,
+                  ready_file=Path(args.ready_file) if args.ready_file else None)
+    return 0
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="serve an index over HTTP: REST API, streamed events, trace viewer")
     p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
@@ -57,3 +76,13 @@ def register(sub: Any) -> None:
     p.add_argument("--cors", action="append", metavar="ORIGIN", help="allow this browser origin (repeatable; off)")
     cli_common.llm_args(p)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("endpoints", help="serve a local GGUF and an embedder as OpenAI-compatible endpoints "
+                       "on 127.0.0.1 (for other programs, e.g. the benchmark's peer systems)")
+    p.add_argument("--llm", default="local", metavar="SPEC", help="local[:small|PATH.gguf], or none (default: local)")
+    p.add_argument("--embedder", default="minilm", metavar="SPEC", help="an embedder spec, or none (default: minilm)")
+    p.add_argument("--context", type=int, default=None, metavar="TOKENS", help="context per slot (4096)")
+    p.add_argument("--parallel", type=int, default=None, metavar="N", help="decoding slots (1)")
+    p.add_argument("--threads", type=int, default=None, metavar="N", help="llama.cpp threads (all cores)")
+    p.add_argument("--ready-file", metavar="FILE", help="write the URLs and pid as JSON here once both answer")
+    p.set_defaults(func=cmd_endpoints)
