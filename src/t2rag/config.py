@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from t2rag.errors import ConfigError
+from t2rag.llm.base import DEFAULT_MAX_TOKENS
 
 C = TypeVar("C")
 
@@ -106,7 +107,7 @@ class QueryConfig:
     top_m: int = 50  # candidates fetched per query proposition before pooling
     lookback: bool = True  # resolution sees the source chunks, not only propositions
     synth_chunks: bool = True  # after an early/forced stop, synthesis also sees passages
-    max_tokens: int = 512
+    max_tokens: int = DEFAULT_MAX_TOKENS
     # Not in the paper: round 1 also searches with the question itself, pooled with the query
     # triples under the same chunk budget (a guard against a decomposition that misses a hop).
     question_query: bool = False

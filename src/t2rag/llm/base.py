@@ -6,6 +6,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from t2rag.types import Completion, Message
 
+DEFAULT_MAX_TOKENS = 512  # reply budget of a call that does not say otherwise
+
 
 @runtime_checkable
 class LLM(Protocol):
@@ -24,7 +26,7 @@ class LLM(Protocol):
         messages: list[Message],
         *,
         schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
     ) -> Completion: ...
 

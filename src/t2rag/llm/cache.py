@@ -11,7 +11,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from t2rag.llm.base import LLM
+from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.types import Completion, Message
 
 
@@ -53,7 +53,7 @@ class CachedLLM:
         messages: list[Message],
         *,
         schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
     ) -> Completion:
         key = request_key(self.name, messages, schema, max_tokens, temperature)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from t2rag.errors import BackendError, ConfigError, RequestRejected
+from t2rag.llm.base import DEFAULT_MAX_TOKENS
 from t2rag.llm.models import BUNDLED_MODELS, resolve_model_path
 from t2rag.llm.structured import clean_text, loads
 from t2rag.types import Completion, Message
@@ -102,7 +103,7 @@ class LocalLLM:
         messages: list[Message],
         *,
         schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
     ) -> Completion:
         request: dict[str, Any] = {

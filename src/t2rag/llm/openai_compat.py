@@ -8,6 +8,7 @@ from typing import Any
 
 from t2rag.errors import BackendError, ConfigError, RequestRejected
 from t2rag.http import HTTPStatusError, JSONClient, backend_name, resolve_base_url
+from t2rag.llm.base import DEFAULT_MAX_TOKENS
 from t2rag.llm.structured import clean_text, loads
 from t2rag.types import Completion, Message
 
@@ -76,7 +77,7 @@ class OpenAICompatLLM:
         messages: list[Message],
         *,
         schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
     ) -> Completion:
         payload: dict[str, Any] = {

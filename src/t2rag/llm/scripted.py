@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from t2rag.errors import BackendError
+from t2rag.llm.base import DEFAULT_MAX_TOKENS
 from t2rag.llm.structured import loads
 from t2rag.types import Completion, Message
 
@@ -50,7 +51,7 @@ class ScriptedLLM:
         messages: list[Message],
         *,
         schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
     ) -> Completion:
         with self._lock:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from t2rag.errors import ParseError
-from t2rag.llm.base import LLM
+from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.types import Completion, Message, Usage
 
 T = TypeVar("T")
@@ -151,7 +151,7 @@ def ask_json(
     *,
     stage: str,
     usage: Usage | None = None,
-    max_tokens: int = 512,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     reask: bool = True,
     salvage: bool = False,
 ) -> tuple[T, list[Completion]]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from t2rag.errors import ParseError
-from t2rag.llm.base import LLM
+from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
@@ -233,7 +233,7 @@ def resolve(
     lookback: bool = True,
     passages: int | None = None,
     usage: Usage | None = None,
-    max_tokens: int = 512,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     in_order: bool = True,
 ) -> Resolution:
     """One resolution call; an unusable reply (after one re-ask) binds nothing this round.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from t2rag.errors import ParseError
-from t2rag.llm.base import LLM
+from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
@@ -73,7 +73,7 @@ def synthesize(
     chunks: Sequence[Chunk] = (),
     facts: bool = True,
     usage: Usage | None = None,
-    max_tokens: int = 512,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Synthesis:
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask).
     The passages shown are those of ``chunks`` (best first) that fit the model's context."""
@@ -93,8 +93,8 @@ def synthesize(
 
 
 def read_passages(
-    llm: LLM, question: str, chunks: Sequence[Chunk], *, usage: Usage | None = None, max_tokens: int = 512,
-    stage: str = "read",
+    llm: LLM, question: str, chunks: Sequence[Chunk], *, usage: Usage | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS, stage: str = "read",
 ) -> Synthesis:
     """Answer from ``chunks`` alone with the reading prompt chunk RAG uses; a reply that is not
     the expected JSON is used as the model wrote it. Only the passages (best first) that fit
