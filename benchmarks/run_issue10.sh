@@ -12,6 +12,8 @@ HOT=results/hotpotqa-local-small/openie-local-small.json
 MUS=../shared/data/musique_openie_gpt-3.5-turbo-1106.json
 bench musique "$MUS" standard,ircot,t2rag
 bench hotpotqa "$HOT" standard,t2rag
+bench musique "$MUS" t2rag_notes
+bench hotpotqa "$HOT" t2rag_notes
 bench hotpotqa "$HOT" ircot
-bench musique "$MUS" t2rag_allplans,t2rag_single,t2rag_nolookback
-bench hotpotqa "$HOT" t2rag_allplans,t2rag_single,t2rag_nolookback
+bench musique "$MUS" t2rag_single,t2rag_nolookback,t2rag_allplans
+bench hotpotqa "$HOT" t2rag_single,t2rag_nolookback,t2rag_allplans

@@ -124,6 +124,17 @@ def test_default_answer_reads_facts_and_passages_and_says_so(index_dir: Path) ->
     assert 1 <= len(a.answer_chunks) <= 5 and a.grounding  # the question's own retrieval is recorded
 
 
+def test_facts_as_notes_puts_the_passages_first_and_the_question_last() -> None:
+    from t2rag.query.synthesize import render
+
+    state = apply_bindings(initial_state([QueryTriple("Kell Bridge", "designed by", "?answer")]),
+                           [Binding("?answer", "Lena Ortiz")], 1)
+    chunks = [Chunk.make("Kell Bridge", "The Kell Bridge was designed by Lena Ortiz.")]
+    user = render("Who designed the Kell Bridge?", state, natural=True, chunks=chunks, notes=True)[-1]["content"]
+    assert user.index("[1] Kell Bridge") < user.index("Lena Ortiz]") < user.index("Question: Who designed")
+    assert user.rstrip().endswith("Who designed the Kell Bridge?")
+
+
 def test_grounded_decomposition_shows_facts_before_the_question(index_dir: Path) -> None:
     llm = scripted()
     with T2RAG.open(index_dir, llm=llm) as rag:

@@ -26,6 +26,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_paperanswer": {"passages_when_complete": False},  # passages only after a stop
     "t2rag_nofacts": {"answer_facts": False},  # the answer reads T2RAG's passages without its facts
     "t2rag_allplans": {"reject_failed_plans": False},  # run plans that fail their checks too
+    "t2rag_notes": {"facts_as_notes": True},  # passages first, facts as notes to check
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

@@ -37,7 +37,7 @@ from t2rag.query.synthesize import Synthesis, read_passages, synthesize
 from t2rag.query.trace import prop_ref, resolved_facts, round_trace, triples
 from t2rag.types import Chunk, PropositionHit, Usage
 
-PROMPTS = ["decompose", "resolve", "answer", "read"]
+PROMPTS = ["decompose", "resolve", "answer", "answer_notes", "read"]
 QUESTION_POOL = 20  # chunks the question's own facts may name, fused with its chunk ranking
 
 
@@ -170,8 +170,9 @@ class Run:
 
     def synthesize(self, state: QueryState, *, natural: bool) -> Synthesis:
         with self._llm_time():
+            c = self.config
             return synthesize(self.llm, self.question, state, natural=natural, chunks=self.answer_chunks(natural),
-                              facts=self.config.answer_facts, usage=self.usage, max_tokens=self.config.max_tokens)
+                              facts=c.answer_facts, notes=c.facts_as_notes, usage=self.usage, max_tokens=c.max_tokens)
 
     def answer_chunks(self, natural: bool) -> tuple[Chunk, ...]:
         """Passages for the answer: none after natural completion (the paper's path) unless

@@ -18,6 +18,7 @@ from t2rag.types import Chunk, Message, Usage
 
 PROMPT = "answer"
 READ_PROMPT = "read"
+NOTES_PROMPT = "answer_notes"
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -36,16 +37,21 @@ class Synthesis:
 
 
 def render(
-    question: str, state: QueryState, *, natural: bool, chunks: Sequence[Chunk], facts: bool = True
+    question: str, state: QueryState, *, natural: bool, chunks: Sequence[Chunk], facts: bool = True,
+    notes: bool = False,
 ) -> list[Message]:
-    """After natural completion only the resolved triples; after a stop, what is left too."""
+    """After natural completion only the resolved triples; after a stop, what is left too.
+    With ``notes`` the passages come first and the facts are notes to check against them."""
     extra = ""
     pending = state.searchable + state.fuzzy
     if pending and not natural:
         extra += "\nStill unresolved:\n" + format_triples(pending) + "\n"
+    shown = format_triples(state.resolved) if facts else "(none)"
+    if notes:
+        return load(NOTES_PROMPT).render(question=question.strip(), facts=shown, extra=extra,
+                                         passages=format_numbered(chunks) if chunks else "(none)")
     if chunks:
         extra += "\nPassages:\n" + format_passages(chunks) + "\n"
-    shown = format_triples(state.resolved) if facts else "(none)"
     return load(PROMPT).render(question=question.strip(), facts=shown, extra=extra)
 
 
@@ -72,13 +78,14 @@ def synthesize(
     natural: bool,
     chunks: Sequence[Chunk] = (),
     facts: bool = True,
+    notes: bool = False,
     usage: Usage | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Synthesis:
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask).
     The passages shown are those of ``chunks`` (best first) that fit the model's context."""
     messages, chunks = fit_passages(
-        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=facts), chunks,
+        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=facts, notes=notes), chunks,
         max_tokens=max_tokens, stage="answer", usage=usage)
     path = "facts+passages" if chunks else "facts"
     try:
