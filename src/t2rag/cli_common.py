@@ -22,7 +22,7 @@ def llm_args(p: argparse.ArgumentParser, default: str | None = "local") -> None:
     p.add_argument("--parallel", type=int, default=None, metavar="N",
                    help="concurrent LLM requests (remote backends) or decoding slots (local)")
     p.add_argument("--context", type=int, default=None, metavar="TOKENS",
-                   help="the model's context window: the size the local model loads with (4096), or a remote "
+                   help="the model's context window: the size the local model loads with (8192), or a remote "
                    "server's (unset: not known); prompts that carry passages keep the best ones that fit")
 
 

@@ -47,6 +47,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_endpoints(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from t2rag.llm.local import DEFAULT_CONTEXT
     from t2rag.service.endpoints import run_endpoints
 
     llm = None if args.llm == "none" else args.llm
@@ -54,10 +55,10 @@ def cmd_endpoints(args: argparse.Namespace) -> int:
         raise UsageError("nothing to serve: give --llm or --embedder")
     if llm is not None and llm.partition(":")[0] != "local":
         raise UsageError("--llm must be local[:default|small|PATH.gguf] or none")
-    if (args.parallel or 1) < 1 or (args.context or 4096) < 256:
+    if (args.parallel or 1) < 1 or (args.context or 256) < 256:
         raise UsageError("--parallel must be at least 1 and --context at least 256")
     run_endpoints(llm.partition(":")[2] or "default" if llm else None,
-                  None if args.embedder == "none" else args.embedder, n_ctx=args.context or 4096,
+                  None if args.embedder == "none" else args.embedder, n_ctx=args.context or DEFAULT_CONTEXT,
                   n_parallel=args.parallel or 1, threads=args.threads,
                   ready_file=Path(args.ready_file) if args.ready_file else None)
     return 0
@@ -81,7 +82,7 @@ def register(sub: Any) -> None:
                        "on 127.0.0.1 (for other programs, e.g. the benchmark's peer systems)")
     p.add_argument("--llm", default="local", metavar="SPEC", help="local[:small|PATH.gguf], or none (default: local)")
     p.add_argument("--embedder", default="minilm", metavar="SPEC", help="an embedder spec, or none (default: minilm)")
-    p.add_argument("--context", type=int, default=None, metavar="TOKENS", help="context per slot (4096)")
+    p.add_argument("--context", type=int, default=None, metavar="TOKENS", help="context per slot (8192)")
     p.add_argument("--parallel", type=int, default=None, metavar="N", help="decoding slots (1)")
     p.add_argument("--threads", type=int, default=None, metavar="N", help="llama.cpp threads (all cores)")
     p.add_argument("--ready-file", metavar="FILE", help="write the URLs and pid as JSON here once both answer")

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from t2rag.errors import BackendError
+from t2rag.llm.local import DEFAULT_CONTEXT
 
 READY_TIMEOUT_S = 300.0  # loading a model on shared cores can take a while
 STOP_TIMEOUT_S = 15.0
@@ -31,7 +32,7 @@ N_PREDICT = 1024  # output cap for clients that send max_tokens: null
 
 
 def start_llm_server(
-    model: str, *, n_ctx: int = 4096, n_parallel: int = 1, threads: int | None = None
+    model: str, *, n_ctx: int = DEFAULT_CONTEXT, n_parallel: int = 1, threads: int | None = None
 ) -> tuple[Any, str]:
     """llama.cpp's HTTP server for ``model`` (default, small or a .gguf) on a free loopback
     port; returns the server (it stops when dropped) and its ``/v1`` URL."""
@@ -113,7 +114,7 @@ class LocalEndpoints:
     endpoints`` in its own process group, yields its URLs once both answer, and stops it
     (SIGTERM, then SIGKILL) on exit. Pass ``llm=None`` or ``embedder=None`` to skip one."""
 
-    def __init__(self, llm: str | None = "local:small", embedder: str | None = "minilm", *, n_ctx: int = 4096,
+    def __init__(self, llm: str | None = "local:small", embedder: str | None = "minilm", *, n_ctx: int = DEFAULT_CONTEXT,
                  n_parallel: int = 1, threads: int | None = None) -> None:
         self.argv = [sys.executable, "-m", "t2rag.cli", "endpoints", "--llm", llm or "none",
                      "--embedder", embedder or "none", "--context", str(n_ctx), "--parallel", str(n_parallel)]
