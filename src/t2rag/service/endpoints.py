@@ -114,8 +114,8 @@ class LocalEndpoints:
     endpoints`` in its own process group, yields its URLs once both answer, and stops it
     (SIGTERM, then SIGKILL) on exit. Pass ``llm=None`` or ``embedder=None`` to skip one."""
 
-    def __init__(self, llm: str | None = "local:small", embedder: str | None = "minilm", *, n_ctx: int = DEFAULT_CONTEXT,
-                 n_parallel: int = 1, threads: int | None = None) -> None:
+    def __init__(self, llm: str | None = "local:small", embedder: str | None = "minilm", *,
+                 n_ctx: int = DEFAULT_CONTEXT, n_parallel: int = 1, threads: int | None = None) -> None:
         self.argv = [sys.executable, "-m", "t2rag.cli", "endpoints", "--llm", llm or "none",
                      "--embedder", embedder or "none", "--context", str(n_ctx), "--parallel", str(n_parallel)]
         if threads:
