@@ -84,7 +84,7 @@ def test_question_limits(tmp_path: Path) -> None:
     from t2rag.errors import InputError
 
     assert check_question("  Who \n is? ") == "Who is?"
-    for bad in ("", "   \n", "x" * (MAX_QUESTION_CHARS + 1)):
+    for bad in ("", "   \n", "x" * (MAX_QUESTION_CHARS + 1), "caf\udce9?"):
         with pytest.raises(InputError):
             check_question(bad)
 
@@ -126,3 +126,16 @@ def test_an_empty_corpus_indexes_nothing_and_says_so(tmp_path: Path, capsys: pyt
     code = main(["index", str(tmp_path / "empty.json"), "--index", str(tmp_path / "ix"), "--llm", "none",
                  "--embedder", "hashing"])
     assert code == 1 and "holds no documents" in capsys.readouterr().err
+
+
+def test_an_index_without_its_manifest_is_not_adopted_by_another_embedder(tmp_path: Path) -> None:
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.errors import IndexMismatchError
+    from t2rag.index import Document, TripleIndex
+
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder(32)) as ix:
+        ix.add([Document("Alpha", "Alpha is a town in Borduria.")])
+    (tmp_path / "ix" / "manifest.json").unlink()
+    with pytest.raises(IndexMismatchError, match="no manifest"):
+        TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder(64))
+    assert not (tmp_path / "ix" / "manifest.json").exists()  # nothing written on the way out

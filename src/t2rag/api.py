@@ -27,6 +27,8 @@ def check_question(question: str) -> str:
     """The question with its whitespace normalized; InputError when empty or too long."""
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
+    if any("\ud800" <= ch <= "\udfff" for ch in question):
+        raise InputError("the question is not valid text (undecodable bytes or lone surrogates)")
     if len(question) > MAX_QUESTION_CHARS:
         raise InputError(f"the question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
     return " ".join(question.split())

@@ -18,7 +18,7 @@ from typing import Any
 from t2rag.config import IndexConfig, to_dict
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
-from t2rag.errors import IndexNotFoundError, InputError
+from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
 from t2rag.http import redact
 from t2rag.index import openie
 from t2rag.index.chunking import chunk_document
@@ -88,6 +88,12 @@ class TripleIndex:
         if existing is not None:
             store.close()
             return cls.open(loc, embedder=embedder, writer=True)
+        if store.counts()["chunks"]:
+            # Data without its manifest: which embedder made the vectors is unknown, so
+            # adopting it with this one would mix vector spaces (or dimensions) silently.
+            store.close()
+            raise IndexMismatchError(f"{redact(str(loc))} holds index data but no manifest (embedder, dimension); "
+                                     "restore it or index into a new location")
         store.save_manifest(manifest)
         return cls(loc, manifest, store, emb)
 
