@@ -84,11 +84,13 @@ class TripleIndex:
         cfg = config or IndexConfig()
         manifest = Manifest(embedder=emb.name, dim=emb.dim, config=to_dict(cfg), prompts=prompt_hashes(openie.PROMPTS))
         store = open_store(loc, emb.dim, cfg.store, writer=True)  # takes the lock before the manifest appears
-        existing = read_manifest(loc)  # another writer may have created it meanwhile
-        if existing is not None:
+        # Counted before the manifest is read again: a writer saves the manifest before any
+        # chunk, so data seen here means its manifest is visible below (or lost).
+        has_data = store.counts()["chunks"] > 0
+        if read_manifest(loc) is not None:  # another writer may have created it meanwhile
             store.close()
             return cls.open(loc, embedder=embedder, writer=True)
-        if store.counts()["chunks"]:
+        if has_data:
             # Data without its manifest: which embedder made the vectors is unknown, so
             # adopting it with this one would mix vector spaces (or dimensions) silently.
             store.close()
