@@ -46,6 +46,7 @@ def start_llm_server(
     params.hostnames = ["127.0.0.1"]
     params.port = 0
     params.n_predict = N_PREDICT
+    params.endpoint_metrics = True  # /metrics: token counters, for benchmarks that count at the server
     try:
         server = xllamacpp.Server(params)
     except (RuntimeError, ValueError) as e:
