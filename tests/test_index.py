@@ -293,3 +293,16 @@ def test_changed_extraction_prompts_are_reported_on_write(tmp_path: Path, docs: 
     err = capsys.readouterr().err
     assert "other versions of the openie_triples prompt" in err and len(err.strip().splitlines()) == 1
     assert json.loads((tmp_path / "ix" / "manifest.json").read_text())["prompts"]["openie_triples"] == "older"
+
+
+def test_a_passage_imported_whole_is_not_chunked_again_without_the_import(tmp_path: Path) -> None:
+    from conftest import fake_openie_reply
+    from t2rag.index.importer import Extraction
+
+    long_doc = Document("Long", " ".join(f"Sentence {i} names Alpha and Borduria." for i in range(80)))
+    whole = Chunk.make(long_doc.title, long_doc.text)
+    cfg = IndexConfig(chunk=ChunkConfig(size=40, overlap=5))
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder(), config=cfg) as ix:
+        first = ix.add([long_doc], imported={whole.passage: Extraction([], [Triple("Alpha", "in", "Borduria")])})
+        again = ix.add([long_doc], llm=ScriptedLLM(default=fake_openie_reply))
+        assert first["new_chunks"] == 1 and again["new_chunks"] == 0 and ix.store.counts()["chunks"] == 1

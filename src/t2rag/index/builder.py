@@ -179,9 +179,11 @@ class TripleIndex:
         }
 
     def _chunks(self, doc: Document, imported: dict[str, Extraction]) -> list[Chunk]:
-        # An imported extraction covers a whole passage: keep that passage as one chunk.
+        # An imported extraction covers a whole passage: keep that passage as one chunk. A
+        # passage the index already holds whole (imported earlier) stays whole too, so indexing
+        # the same corpus again without the import adds nothing.
         whole = Chunk.make(doc.title, doc.text)
-        if whole.passage in imported or whole.id in imported:
+        if whole.passage in imported or whole.id in imported or self.store.get_chunks([whole.id]):
             return [whole]
         return chunk_document(doc, self.config.chunk)
 
