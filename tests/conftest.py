@@ -16,6 +16,10 @@ from t2rag.llm.scripted import ScriptedLLM
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+# What marks T2RAG's answer prompt, in either form (facts first, or passages first with notes).
+ANSWER_PROMPT = r"Write the answer|Notes from the search"
+
+
 def passage_of(messages: list[dict[str, str]]) -> str:
     text = messages[-1]["content"]
     m = re.search(r"Passage:\n(.*?)(?:\nEntities:.*)?$", text, re.S)

@@ -9,10 +9,12 @@ from t2rag.llm.scripted import ScriptedLLM
 from t2rag.service.engine import Service
 from t2rag.service.mcp_server import build_server
 
+ANSWER_PROMPT = r"Write the answer|Notes from the search"  # either form of the answer prompt
+
 if __name__ == "__main__":
     llm = ScriptedLLM(rules=[
         ("Placeholders to fill", {"bindings": [{"placeholder": "?answer", "value": "Alpha", "evidence": [1]}]}),
-        ("Write the answer", {"reasoning": "", "answer": "Alpha"}),
+        (ANSWER_PROMPT, {"reasoning": "", "answer": "Alpha"}),
         ("Question:", {"triples": [["?answer", "is a town in", "Borduria"]]}),
     ])
     service = Service(sys.argv[1], llm)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import t2rag.cli_common
+from conftest import ANSWER_PROMPT
 from t2rag.cli import main
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.index import Document, TripleIndex
@@ -21,7 +22,7 @@ def scripted() -> ScriptedLLM:
     return ScriptedLLM(
         rules=[
             ("Placeholders to fill", {"bindings": [{"placeholder": "?answer", "value": "Alpha", "evidence": [1]}]}),
-            ("Write the answer", {"answer": "Alpha"}),
+            (ANSWER_PROMPT, {"answer": "Alpha"}),
         ],
         default={"triples": [["?answer", "is in", "Borduria"]]},
     )

@@ -40,7 +40,7 @@ def bench_reply(messages: list[dict[str, str]]) -> str:
     if "Fill in the placeholders" in text:  # T2RAG resolve
         names = sorted(set(re.findall(r"\?\w+", text.split("Retrieved facts:")[0])))
         return json.dumps({"bindings": [{"placeholder": n, "value": _gold_for(text), "evidence": [1]} for n in names]})
-    if "Write the answer" in text:  # T2RAG synthesis
+    if "Write the answer" in text or "Notes from the search" in text:  # T2RAG synthesis
         return json.dumps({"answer": _gold_for(text)})
     q = text.split("Question:")[-1].strip()  # T2RAG decomposition
     return json.dumps({"triples": [[q.rstrip("?"), "has answer", "?answer"]]})

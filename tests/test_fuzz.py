@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import fake_openie_reply
+from conftest import ANSWER_PROMPT, fake_openie_reply
 from t2rag.api import T2RAG
 from t2rag.config import OpenIEConfig
 from t2rag.embed.hashing import HashingEmbedder
@@ -59,7 +59,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(decompose=replies, resolve=replies, answer=replies)
 def test_any_model_reply_gives_an_answer(index_dir: Path, decompose: str, resolve: str, answer: str) -> None:
     llm = ScriptedLLM(rules=[("Placeholders to fill", resolve), ("could not be used", resolve),
-                             ("Write the answer", answer), ("Passages:\n", answer), ("Question:", decompose)])
+                             (ANSWER_PROMPT, answer), ("Passages:\n", answer), ("Question:", decompose)])
     with T2RAG.open(index_dir, llm=llm) as rag:
         a = rag.ask("Which country is Alpha in, and what is its capital?")
     assert isinstance(a.answer, str) and a.termination

@@ -4,11 +4,13 @@ bindings it refuses, and the answer path that also reads passages."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import ANSWER_PROMPT
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.index.builder import TripleIndex
@@ -107,7 +109,7 @@ def scripted() -> ScriptedLLM:
         ("Placeholders to fill", lambda m: json.dumps({"bindings": [
             {"placeholder": "?designer", "value": "Lena Ortiz", "evidence": [1]},
             {"placeholder": "?answer", "value": "1931", "evidence": [1]}]})),
-        ("Write the answer", {"reasoning": "r", "answer": "1931"}),
+        (ANSWER_PROMPT, {"reasoning": "r", "answer": "1931"}),
         ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["?designer", "born in", "?year"]]}),
     ])
 
@@ -118,9 +120,9 @@ def test_default_answer_reads_facts_and_passages_and_says_so(index_dir: Path) ->
         a = rag.ask("When was the designer of the Kell Bridge born?")
     assert a.answer == "1931" and a.answer_path == "facts+passages" and a.decomposition.problems == []
     assert a.decomposition.triples[1] == ["?designer", "born in", "?answer"]
-    answer_prompt = [c["messages"][-1]["content"] for c in llm.calls if "Write the answer" in
-                     c["messages"][-1]["content"]][0]
-    assert "Passages:" in answer_prompt and "(P1)" in answer_prompt
+    answer_prompt = [c["messages"][-1]["content"] for c in llm.calls
+                     if re.search(ANSWER_PROMPT, c["messages"][-1]["content"])][0]
+    assert answer_prompt.index("Passages:\n[1] ") < answer_prompt.index("Notes from the search:")
     assert 1 <= len(a.answer_chunks) <= 5 and a.grounding  # the question's own retrieval is recorded
 
 
@@ -203,7 +205,7 @@ def test_failed_checks_are_reasked_only_when_asked_to(index_dir: Path) -> None:
     q = "When was the designer of the Kell Bridge born?"
     for reask, calls, problems in ((False, 1, 1), (True, 2, 0)):
         llm = ScriptedLLM(rules=[("Placeholders to fill", {"bindings": []}),
-                                 ("Write the answer", {"reasoning": "", "answer": "x"}),
+                                 (ANSWER_PROMPT, {"reasoning": "", "answer": "x"}),
                                  ("could not be used", good), ("Question:", Seq(bad, bad))])
         with T2RAG.open(index_dir, llm=llm) as rag:
             a = rag.ask(q, {"reask_decomposition": reask})
@@ -217,7 +219,7 @@ def test_a_plan_that_fails_its_checks_is_not_run_the_passages_are_read(index_dir
     # Two triples that share no placeholder: the plan cannot link its facts to the answer.
     llm = ScriptedLLM(rules=[
         ("Placeholders to fill", {"bindings": []}),
-        ("Write the answer", {"reasoning": "r", "answer": "unknown"}),
+        (ANSWER_PROMPT, {"reasoning": "r", "answer": "unknown"}),
         ("Passages:\n", {"reasoning": "passage 1", "answer": "Lena Ortiz"}),
         ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]]}),
     ])

@@ -15,6 +15,7 @@ import httpx
 import pytest
 import uvicorn
 
+from conftest import ANSWER_PROMPT
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
@@ -36,12 +37,12 @@ def replies(delay: float = 0.0) -> ScriptedLLM:
         return json.dumps({"bindings": [{"placeholder": "?answer", "value": value, "evidence": [1]}]})
 
     def answer(messages: list[Message]) -> str:
-        facts = messages[-1]["content"].split("Established facts:")[1]
+        facts = messages[-1]["content"].split("Notes from the search:")[1].split("Question:")[0]
         return json.dumps({"reasoning": "", "answer": "Gamma" if "Gamma" in facts else "Alpha"})
 
     return ScriptedLLM(rules=[
         ("Placeholders to fill", resolve),
-        ("Write the answer", answer),
+        (ANSWER_PROMPT, answer),
         ("Question:", {"triples": [["?answer", "is a town in", "Borduria"]]}),
         ("(?i)entities", {"entities": ["Gamma", "Borduria"]}),
         ("(?i)triples", {"triples": [["Gamma", "is a town in", "Borduria"]]}),

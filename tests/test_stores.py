@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import fake_openie_reply, openie_llm
+from conftest import ANSWER_PROMPT, fake_openie_reply, openie_llm
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import IndexMismatchError, IndexNotFoundError
@@ -76,7 +76,7 @@ def test_build_search_and_read_back(location: str | Path) -> None:
 def test_questions_are_answered_the_same_on_every_backend(location: str | Path) -> None:
     build(location, corpus(6))
     llm = ScriptedLLM(rules=[("Placeholders to fill", {"bindings": []}),
-                             ("Write the answer", {"reasoning": "r", "answer": "Person2"}),
+                             (ANSWER_PROMPT, {"reasoning": "r", "answer": "Person2"}),
                              ("Passages:\n", {"reasoning": "r", "answer": "Person2"}),
                              ("Question:", {"triples": [["Doc2", "founded by", "?answer"]]})])
     with T2RAG.open(location, llm=llm) as rag:

@@ -128,8 +128,9 @@ class QueryConfig:
     answer_facts: bool = True  # the answer sees the resolved triples (off: passages only, an ablation)
     passages_when_complete: bool = True  # also read passages after natural completion
     # The answer reads the passages first and the resolved facts as notes that may be wrong
-    # (the reader's order), instead of facts first with passages as support.
-    facts_as_notes: bool = False
+    # (the reader's order), instead of facts first with passages as support: a small model
+    # copies a wrongly bound fact into the answer (MuSiQue, 1.5B: 9 vs 5 of 70 right).
+    facts_as_notes: bool = True
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:
