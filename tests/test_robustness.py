@@ -139,3 +139,29 @@ def test_an_index_without_its_manifest_is_not_adopted_by_another_embedder(tmp_pa
     with pytest.raises(IndexMismatchError, match="no manifest"):
         TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder(64))
     assert not (tmp_path / "ix" / "manifest.json").exists()  # nothing written on the way out
+
+
+def test_paths_of_the_wrong_kind_are_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from t2rag.cli import main
+
+    corpus = tmp_path / "c.json"
+    corpus.write_text('[{"title": "A", "text": "Alpha is in Borduria."}]')
+    index = ["--llm", "none", "--embedder", "hashing", "-q"]
+    assert main(["index", str(corpus), "--index", str(tmp_path / "ix"), *index]) == 0
+    (tmp_path / "binary.json").write_bytes(b"\xd0\xcf\x11\xe0 not text \xff")
+    (tmp_path / "q.json").write_text('["Where is Alpha?"]')
+    (tmp_path / "outdir").mkdir()
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    cases = [
+        (["index", str(corpus), "--index", str(corpus), *index], 1, "is a file"),
+        (["index", str(corpus), "--index", str(blocker / "ix"), *index], 1, "error"),
+        (["ask", str(tmp_path / "ix"), "--questions", str(tmp_path / "binary.json"), "--out",
+          str(tmp_path / "o.jsonl"), "--llm", "scripted"], 1, "not UTF-8"),
+        (["ask", str(tmp_path / "ix"), "--questions", str(tmp_path / "q.json"), "--out", str(tmp_path / "outdir"),
+          "--llm", "scripted"], 2, "is a directory"),
+    ]
+    for argv, code, says in cases:
+        assert main(argv) == code, argv
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err

@@ -182,11 +182,15 @@ def main(argv: list[str] | None = None) -> int:
     except T2RAGError as e:
         print(f"t2rag: error: {e}", file=sys.stderr)
         return EXIT_USER
+    except BrokenPipeError:
+        return EXIT_OK
+    except OSError as e:  # a path that is a directory, not writable, gone: the user's to fix
+        where = f": {e.filename}" if e.filename else ""
+        print(f"t2rag: error: {e.strerror or e}{where}", file=sys.stderr)
+        return EXIT_USER
     except KeyboardInterrupt:
         print("t2rag: interrupted; committed work is kept, run the same command to resume", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -101,6 +101,8 @@ def read_questions(path: Path) -> list[dict[str, str]]:
         raw = path.read_text("utf-8")
     except FileNotFoundError:
         raise InputError(f"questions file not found: {path}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
     try:
         items = ([loads(line) for line in raw.splitlines() if line.strip()] if path.suffix == ".jsonl"
                  else loads(raw))
@@ -145,6 +147,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UsageError("give either a QUESTION or --questions FILE")
     if args.questions and not args.out:
         raise UsageError("--questions needs --out FILE.jsonl")
+    if args.out and Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a directory; give a file (FILE.jsonl)")
     cli_common.check_llm_args(args)
     if args.question is not None:
         check_question(args.question)  # before a model loads

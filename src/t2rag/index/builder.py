@@ -80,6 +80,8 @@ class TripleIndex:
             return cls.open(loc, embedder=embedder, writer=True)
         emb = _embedder(embedder or DEFAULT_EMBEDDER)
         if not is_url(loc):
+            if Path(loc).exists() and not Path(loc).is_dir():
+                raise InputError(f"{loc} is a file, not an index directory")
             Path(loc).mkdir(parents=True, exist_ok=True)
         cfg = config or IndexConfig()
         manifest = Manifest(embedder=emb.name, dim=emb.dim, config=to_dict(cfg), prompts=prompt_hashes(openie.PROMPTS))
