@@ -306,3 +306,16 @@ def test_a_passage_imported_whole_is_not_chunked_again_without_the_import(tmp_pa
         first = ix.add([long_doc], imported={whole.passage: Extraction([], [Triple("Alpha", "in", "Borduria")])})
         again = ix.add([long_doc], llm=ScriptedLLM(default=fake_openie_reply))
         assert first["new_chunks"] == 1 and again["new_chunks"] == 0 and ix.store.counts()["chunks"] == 1
+
+
+def test_the_manifest_names_the_model_and_prompts_of_each_build(tmp_path: Path) -> None:
+    from conftest import fake_openie_reply
+
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add([Document("A", "Alpha is in Borduria.")], llm=ScriptedLLM(default=fake_openie_reply, name="model-a"))
+        ix.add([Document("A", "Alpha is in Borduria.")], llm=ScriptedLLM(default=fake_openie_reply, name="model-c"))
+        ix.add([Document("B", "Beta is in Syldavia.")], llm=ScriptedLLM(default=fake_openie_reply, name="model-b"))
+    with TripleIndex.open(tmp_path / "ix") as ix:
+        builds = ix.manifest.builds
+    assert [b["llm"] for b in builds] == ["model-a", "model-b"]  # the second add extracted nothing
+    assert builds[0]["chunks_extracted"] == 1 and builds[0]["prompts"] == ix.manifest.prompts

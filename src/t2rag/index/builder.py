@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2rag import __version__
 from t2rag.config import IndexConfig, to_dict
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
@@ -40,6 +41,7 @@ class BuildProgress:
     triples: int = 0
     dropped: int = 0  # junk, malformed or duplicate triples left out
     failures: int = 0
+    llm: str | None = None  # the model that extracted in this build, once it is loaded
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.perf_counter)
 
@@ -166,6 +168,11 @@ class TripleIndex:
         embedded += self.embed_pending()
         chunks_embedded = self.ensure_chunk_vectors()
         self.store.save_vectors()
+        if state.chunks_done:
+            self.manifest.builds.append({
+                "llm": state.llm or ("imported" if imported else None), "prompts": prompt_hashes(openie.PROMPTS),
+                "library_version": __version__, "chunks_extracted": state.chunks_done, "chunks_failed": state.failures,
+            })
         self.manifest.counts = self.store.counts()
         self.store.save_manifest(self.manifest)
         return {
@@ -209,7 +216,7 @@ class TripleIndex:
         if llm is None or not todo:
             return
         model: LLM = llm if isinstance(llm, LLM) else llm()
-        self.manifest.llm = model.name
+        self.manifest.llm = state.llm = model.name
         yield from _run_bounded(
             lambda c: openie.extract(model, c, self.config.openie, state.usage), todo, parallelism(model)
         )

@@ -25,6 +25,8 @@ class Manifest:
     llm: str | None = None
     prompts: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    # One entry per build that extracted chunks: which LLM (or "imported"), with which prompts.
+    builds: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, indent=2, sort_keys=True) + "\n"
