@@ -165,3 +165,27 @@ def test_paths_of_the_wrong_kind_are_one_line_each(tmp_path: Path, capsys: pytes
         assert main(argv) == code, argv
         err = capsys.readouterr().err
         assert says in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("damage", ["header", "emptied", "deleted"])
+def test_a_damaged_database_is_one_line_for_every_command(damage: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from t2rag.cli import main
+
+    corpus = tmp_path / "c.json"
+    corpus.write_text('[{"title": "A", "text": "Alpha is in Borduria."}]')
+    ix, db = tmp_path / "ix", tmp_path / "ix" / "meta.sqlite"
+    assert main(["index", str(corpus), "--index", str(ix), "--llm", "none", "--embedder", "hashing", "-q"]) == 0
+    if damage == "header":
+        with db.open("r+b") as f:
+            f.write(b"not a database!!")
+    elif damage == "emptied":
+        db.write_bytes(b"")
+    else:
+        db.unlink()
+    for argv in (["inspect", str(ix)], ["ask", str(ix), "Where is Alpha?", "--llm", "scripted"],
+                 ["export-openie", str(ix), str(tmp_path / "o.json")]):
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert "meta.sqlite" in err and err.count("\n") == 1, err
+    assert (damage == "deleted") == (not db.exists())  # a reader creates nothing

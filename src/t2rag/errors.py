@@ -35,6 +35,10 @@ class IndexMismatchError(T2RAGError):
     """An index was opened with an embedder (or format) other than the one it was built with."""
 
 
+class IndexDamagedError(T2RAGError):
+    """The index's database cannot be read: damaged, emptied or deleted."""
+
+
 class IndexLockedError(T2RAGError):
     """Another process is writing to this index."""
 

@@ -22,7 +22,7 @@ import faiss
 import numpy as np
 
 from t2rag.config import StoreConfig
-from t2rag.errors import IndexLockedError
+from t2rag.errors import IndexDamagedError, IndexLockedError
 from t2rag.index.lexical import LexicalIndex, clean_temp
 from t2rag.index.manifest import Manifest
 from t2rag.index.vectors import FaissVectors, exact_search
@@ -59,7 +59,7 @@ def _locked(method: F) -> F:
 
     @functools.wraps(method)
     def wrapper(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
-        with self._db_lock:
+        with self._db_lock, self.database_errors():
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -74,23 +74,47 @@ class SqliteStore:
         self.cfg = cfg
         self.writer = writer
         self._lock_fd: int | None = None
+        path = self.dir / "meta.sqlite"
+        if not writer and not path.exists():
+            raise IndexDamagedError(f"{path} is missing: the index's data is gone; rebuild the index")
         if writer:
             self._take_lock()
-        self.db = sqlite3.connect(self.dir / "meta.sqlite", timeout=30.0, check_same_thread=False)
         self._db_lock = threading.RLock()
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
+        try:
+            with self.database_errors():
+                self._open_schema()
+        except IndexDamagedError:
+            self.db.close()
+            self._release_lock()
+            raise
         if writer:
-            self.db.executescript(SCHEMA)
-            if "dropped" not in {r[1] for r in self.db.execute("PRAGMA table_info(openie)")}:  # older indexes
-                self.db.execute("ALTER TABLE openie ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
-            self.db.commit()
             clean_temp(self.dir)
             clean_vector_temp(self.dir)
         self.location = str(self.dir)
         self.vectors = FaissVectors(self.dir / "vectors.faiss", cfg, dim)
         self._lexical: LexicalIndex | None = None
         self._chunk_vectors: tuple[list[str], np.ndarray] | None = None
+
+    def _open_schema(self) -> None:
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        if self.writer:
+            self.db.executescript(SCHEMA)
+            if "dropped" not in {r[1] for r in self.db.execute("PRAGMA table_info(openie)")}:  # older indexes
+                self.db.execute("ALTER TABLE openie ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
+            self.db.commit()
+        elif not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").fetchone():
+            raise IndexDamagedError(f"{self.dir / 'meta.sqlite'} holds no index tables (emptied or replaced); "
+                                    "rebuild the index")
+
+    @contextmanager
+    def database_errors(self) -> Iterator[None]:
+        """SQLite's errors on a damaged file as one line naming it."""
+        try:
+            yield
+        except sqlite3.DatabaseError as e:
+            raise IndexDamagedError(f"{self.dir / 'meta.sqlite'}: {e}; restore it or rebuild the index") from None
 
     # --- locking -------------------------------------------------------------
     def _take_lock(self) -> None:
@@ -106,6 +130,9 @@ class SqliteStore:
         if self.writer and self.vectors.loaded:
             self.save_vectors()
         self.db.close()
+        self._release_lock()
+
+    def _release_lock(self) -> None:
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
@@ -113,7 +140,7 @@ class SqliteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._db_lock:
+        with self._db_lock, self.database_errors():
             try:
                 yield self.db
                 self.db.commit()
