@@ -33,6 +33,7 @@ def test_embeddings_endpoint_serves_the_same_vectors_and_stops_cleanly() -> None
         np.testing.assert_allclose(remote.embed(TEXTS), get_embedder("hashing:64").embed(TEXTS), atol=1e-6)
         bad = httpx.post(ep.embeddings_url + "/embeddings", json={"input": []})
         assert bad.status_code == 400
+        remote.close()
     assert_stopped(ep.pid, ep.embeddings_url)
 
 
@@ -70,4 +71,6 @@ def test_openai_backends_against_llama_cpp_server_and_embeddings_endpoint() -> N
         assert isinstance(c.parsed, dict) and isinstance(c.parsed["answer"], str)  # the grammar held
         remote = get_embedder("openai:minilm", base_url=ep.embeddings_url)
         np.testing.assert_allclose(remote.embed(TEXTS), get_embedder("minilm").embed(TEXTS), atol=1e-5)
+        remote.close()
+        llm.close()  # type: ignore[attr-defined]
     assert_stopped(ep.pid, ep.llm_url, ep.embeddings_url)

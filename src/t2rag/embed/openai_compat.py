@@ -47,6 +47,10 @@ class OpenAICompatEmbedder:
     def __repr__(self) -> str:
         return f"OpenAICompatEmbedder({self.name!r}, dim={self.dim})"
 
+    def close(self) -> None:
+        """Close the HTTP connections (they are also closed when the object is collected)."""
+        self._http.close()
+
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

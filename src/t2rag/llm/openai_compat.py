@@ -67,6 +67,10 @@ class OpenAICompatLLM:
     def __repr__(self) -> str:
         return f"OpenAICompatLLM({self.name!r})"
 
+    def close(self) -> None:
+        """Close the HTTP connections (they are also closed when the object is collected)."""
+        self._http.close()
+
     @property
     def structured(self) -> str:
         """The structured-output mode in use (it may have fallen back from the configured one)."""

@@ -124,14 +124,16 @@ class LocalEndpoints:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Endpoints:
-        ready = Path(tempfile.mkdtemp(prefix="t2rag-endpoints-")) / "ready.json"
-        self.proc = subprocess.Popen([*self.argv, "--ready-file", str(ready)], start_new_session=True,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        tmp = Path(tempfile.mkdtemp(prefix="t2rag-endpoints-"))
+        ready, log = tmp / "ready.json", tmp / "stderr.log"
+        with log.open("wb") as err:  # a file, not a pipe: a chatty server can never block on it
+            self.proc = subprocess.Popen([*self.argv, "--ready-file", str(ready)], start_new_session=True,
+                                         stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not ready.exists():
             if self.proc.poll() is not None:
-                err = (self.proc.stderr.read() if self.proc.stderr else b"").decode("utf-8", "replace").strip()
-                raise BackendError(f"t2rag endpoints exited ({self.proc.returncode}): {err[-300:]}")
+                tail = " ".join(log.read_text("utf-8", "replace").split()[-60:])
+                raise BackendError(f"t2rag endpoints exited ({self.proc.returncode}): {tail[-300:]}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise BackendError(f"t2rag endpoints not ready after {READY_TIMEOUT_S:.0f}s")
