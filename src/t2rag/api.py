@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,16 @@ class T2RAG:
         unknown ids are left out."""
         found = self.retriever.chunks(ids)
         return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+    def search_passages(self, query: str, k: int) -> list[Chunk]:
+        """The ``k`` passages whose own embedding is nearest the query's (dense chunk search,
+        as chunk RAG retrieves), best first."""
+        hits = self.index.store.search_chunks(self.index.embedder.embed([query]), k)[0]
+        return self.passages([cid for cid, _ in hits])
+
+    def iter_passages(self) -> Iterator[Chunk]:
+        """Every passage (chunk) of the index, in the order it was added."""
+        return self.index.store.iter_chunks()
 
     def close(self) -> None:
         self.index.close()

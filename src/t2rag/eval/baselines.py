@@ -11,11 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
-
 from t2rag import prompts
-from t2rag.embed.base import Embedder
-from t2rag.index.store import Store
+from t2rag.api import T2RAG
 from t2rag.llm.base import LLM
 from t2rag.llm.budget import fit_passages
 from t2rag.query.synthesize import format_numbered, read_passages
@@ -67,17 +64,13 @@ class BM25Retriever:
 
 
 class DenseRetriever:
-    """Dense retrieval over chunk vectors kept in the index store (same embedder as T2RAG)."""
+    """Dense retrieval over the index's chunk vectors (same embedder as T2RAG), through the API."""
 
-    def __init__(self, store: Store, embedder: Embedder) -> None:
-        self.store = store
-        self.embedder = embedder
+    def __init__(self, engine: T2RAG) -> None:
+        self.engine = engine
 
     def retrieve(self, query: str, k: int) -> list[Chunk]:
-        vec = np.asarray(self.embedder.embed([query]), dtype=np.float32)
-        hits = self.store.search_chunks(vec, k)[0]
-        chunks = self.store.get_chunks([cid for cid, _ in hits])
-        return [chunks[cid] for cid, _ in hits if cid in chunks]
+        return self.engine.search_passages(query, k)
 
 
 def read(llm: LLM, question: str, chunks: list[Chunk], usage: Usage, max_tokens: int = 256) -> tuple[str, str]:

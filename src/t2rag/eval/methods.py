@@ -2,7 +2,7 @@
 
 ``t2rag`` and its ablations go through the public API (``T2RAG.ask``, ``T2RAG.passages``)
 like any user, one engine over the shared index; the chunk baselines read the same index's
-chunks and chunk vectors.
+passages and passage vectors through it (``T2RAG.search_passages``, ``T2RAG.iter_passages``).
 """
 
 from __future__ import annotations
@@ -105,20 +105,19 @@ def make_methods(
     """Build each named method (in order) over the shared index; closes what it opened."""
     with ExitStack() as stack:
         ix = stack.enter_context(TripleIndex.open(index_dir, embedder=embedder)) if index_dir else None
-        # One engine over the open index serves every T2RAG configuration.
-        engine = T2RAG(ix, llm) if ix is not None and any(n in T2RAG_CONFIGS for n in names) else None
-        yield [_make(name, llm, ix, engine) for name in names]
+        # One engine over the open index serves every method that reads it.
+        engine = T2RAG(ix, llm) if ix is not None else None
+        yield [_make(name, llm, engine) for name in names]
 
 
-def _make(name: str, llm: LLM, ix: TripleIndex | None, engine: T2RAG | None) -> Method:
+def _make(name: str, llm: LLM, engine: T2RAG | None) -> Method:
     if name == "nor":
         return NoRetrieval(llm)
-    assert ix is not None, "chunk methods need an index"
+    assert engine is not None, "these methods need an index"
     if name == "bm25":
-        return ChunkRAG("bm25", BM25Retriever(list(ix.store.iter_chunks())), llm, k_read=K_READ)
+        return ChunkRAG("bm25", BM25Retriever(list(engine.iter_passages())), llm, k_read=K_READ)
     if name == "standard":
-        return ChunkRAG("standard", DenseRetriever(ix.store, ix.embedder), llm, k_read=K_READ)
+        return ChunkRAG("standard", DenseRetriever(engine), llm, k_read=K_READ)
     if name == "ircot":
-        return IRCoT(DenseRetriever(ix.store, ix.embedder), llm, k=K_READ, rounds=IRCOT_ROUNDS)
-    assert engine is not None
+        return IRCoT(DenseRetriever(engine), llm, k=K_READ, rounds=IRCOT_ROUNDS)
     return T2RAGMethod(name, engine, QueryConfig(**T2RAG_CONFIGS[name]))
