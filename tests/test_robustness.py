@@ -189,3 +189,23 @@ def test_a_damaged_database_is_one_line_for_every_command(damage: str, tmp_path:
         err = capsys.readouterr().err
         assert "meta.sqlite" in err and err.count("\n") == 1, err
     assert (damage == "deleted") == (not db.exists())  # a reader creates nothing
+
+
+def test_lone_surrogates_and_wrong_shapes_in_input_files(tmp_path: Path) -> None:
+    import json
+
+    from t2rag.errors import InputError
+    from t2rag.index import load_corpus, load_openie
+
+    (tmp_path / "c.json").write_text('[{"title": "S", "text": "bad \\ud800 text"}]')
+    with pytest.raises(InputError, match="lone surrogate"):
+        load_corpus(tmp_path / "c.json")
+    for field, value in (("extracted_entities", 5), ("extracted_triples", "abc")):
+        doc = {"passage": "A\nx", "extracted_entities": ["A"], "extracted_triples": [], field: value}
+        (tmp_path / "o.json").write_text(json.dumps({"docs": [doc]}))
+        with pytest.raises(InputError, match=f"{field} is a"):
+            load_openie(tmp_path / "o.json")
+    (tmp_path / "o.json").write_text('{"docs": [{"passage": "A\\nx", "extracted_entities": ["A", "\\ud800"], '
+                                     '"extracted_triples": [["A", "is", "\\ud800x"], ["A", "is", "y"]]}]}')
+    ex = load_openie(tmp_path / "o.json")["A\nx"]
+    assert ex.entities == ["A"] and [t.object for t in ex.triples] == ["y"]

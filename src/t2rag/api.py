@@ -13,6 +13,7 @@ from t2rag.config import QueryConfig, from_dict
 from t2rag.embed.base import Embedder
 from t2rag.errors import InputError
 from t2rag.index.builder import TripleIndex
+from t2rag.index.corpus import has_surrogates
 from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.registry import DEFAULT_LLM, get_llm, with_cache
 from t2rag.query.engine import answer_question
@@ -27,7 +28,7 @@ def check_question(question: str) -> str:
     """The question with its whitespace normalized; InputError when empty or too long."""
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
-    if any("\ud800" <= ch <= "\udfff" for ch in question):
+    if has_surrogates(question):
         raise InputError("the question is not valid text (undecodable bytes or lone surrogates)")
     if len(question) > MAX_QUESTION_CHARS:
         raise InputError(f"the question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")

@@ -26,9 +26,17 @@ def _from_records(records: object, where: str) -> list[Document]:
         title = r.get("title", "")
         if not isinstance(title, str):
             raise InputError(f"{where}: record {i} has a non-string 'title'")
+        if has_surrogates(title) or has_surrogates(r["text"]):
+            raise InputError(f"{where}: record {i} holds text that is not valid Unicode (a lone surrogate)")
         if r["text"].strip() or title.strip():
             docs.append(Document(title.strip(), r["text"].strip()))
     return docs
+
+
+def has_surrogates(text: str) -> bool:
+    """Whether ``text`` holds lone surrogates (from ``\\ud800`` in JSON or undecodable bytes),
+    which no UTF-8 file or database accepts."""
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 def load_corpus(path: str | Path) -> list[Document]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import InputError
+from t2rag.index.corpus import has_surrogates
 from t2rag.llm.structured import loads, scalar_text
 from t2rag.types import Chunk, Triple
 
@@ -60,7 +61,7 @@ def clean_triples_counted(raw: object) -> tuple[list[Triple], int]:
         if not isinstance(t, (list, tuple)) or len(t) != 3:
             continue
         parts = [scalar_text(x) for x in t]
-        if any(x is None for x in parts):
+        if any(x is None or has_surrogates(x) for x in parts):
             continue
         if junk_reason(parts) is None:  # type: ignore[arg-type]
             triple = Triple(*parts)  # type: ignore[arg-type]
@@ -99,8 +100,14 @@ def load_openie(path: str | Path) -> dict[str, Extraction]:
             passage = f"{d.get('title', '')}\n{d['text']}"
         if not isinstance(passage, str):
             raise InputError(f"{p}: docs[{i}] has no 'passage' text")
-        ents = [str(e) for e in d.get("extracted_entities") or [] if isinstance(e, (str, int, float))]
-        ex = Extraction(list(dict.fromkeys(ents)), *clean_triples_counted(d.get("extracted_triples")))
+        for key in ("extracted_entities", "extracted_triples"):
+            if d.get(key) is not None and not isinstance(d[key], list):
+                raise InputError(f"{p}: docs[{i}].{key} is a {type(d[key]).__name__}, not a list")
+        if has_surrogates(passage):
+            raise InputError(f"{p}: docs[{i}] holds text that is not valid Unicode (a lone surrogate)")
+        ents = [scalar_text(e) for e in d.get("extracted_entities") or []]
+        ex = Extraction(list(dict.fromkeys(e for e in ents if e and not has_surrogates(e))),
+                        *clean_triples_counted(d.get("extracted_triples")))
         out[passage] = ex
         if isinstance(d.get("idx"), str):
             out[d["idx"]] = ex
