@@ -100,7 +100,8 @@ class QueryConfig:
     decomposition (the model sees the top facts retrieved for the question first), bounded
     resolve prompts (``resolve_facts``, ``lookback_passages``) and the never-worse answer path
     (``answer_passages``: the answer reads the question's own best passages beside the facts;
-    ``reject_failed_plans``: a plan that fails its checks is answered as chunk RAG would)."""
+    ``reject_failed_plans``: a plan that fails its checks is answered as chunk RAG would;
+    ``facts_as_notes``: the answer reads the passages first and the facts as notes to check)."""
 
     rounds: int = 3
     k_chunks: int = 5
