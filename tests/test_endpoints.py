@@ -74,3 +74,12 @@ def test_openai_backends_against_llama_cpp_server_and_embeddings_endpoint() -> N
         remote.close()
         llm.close()  # type: ignore[attr-defined]
     assert_stopped(ep.pid, ep.llm_url, ep.embeddings_url)
+
+
+@pytest.mark.parametrize("argv", [["--parallel", "0"], ["--context", "0"], ["--llm", "none", "--embedder", "none"],
+                                  ["--llm", "openai:x"]])
+def test_endpoints_usage_errors_exit_2_before_anything_starts(argv: list[str], capsys: Any) -> None:
+    from t2rag.cli import main
+
+    assert main(["endpoints", *argv]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

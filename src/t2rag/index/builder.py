@@ -150,7 +150,9 @@ class TripleIndex:
         to load)."""
         t0 = time.perf_counter()
         imported = imported or {}
-        new_chunks = sum(self.store.add_document(d.title, self._chunks(d, imported)) for d in docs)
+        # Passages the index already holds whole, looked up in one query for the whole batch.
+        held = set(self.store.get_chunks([Chunk.make(d.title, d.text).id for d in docs]))
+        new_chunks = sum(self.store.add_document(d.title, self._chunks(d, imported, held)) for d in docs)
         self._forget_failures(everything=retry_failed, only_unextracted=bool(llm is not None or imported))
         pending = self.store.chunks_without_openie()
         state = BuildProgress(chunks_total=len(pending), usage=usage or Usage())
@@ -187,12 +189,12 @@ class TripleIndex:
             "usage": state.usage.to_dict(),
         }
 
-    def _chunks(self, doc: Document, imported: dict[str, Extraction]) -> list[Chunk]:
+    def _chunks(self, doc: Document, imported: dict[str, Extraction], held: set[str]) -> list[Chunk]:
         # An imported extraction covers a whole passage: keep that passage as one chunk. A
         # passage the index already holds whole (imported earlier) stays whole too, so indexing
         # the same corpus again without the import adds nothing.
         whole = Chunk.make(doc.title, doc.text)
-        if whole.passage in imported or whole.id in imported or self.store.get_chunks([whole.id]):
+        if whole.passage in imported or whole.id in imported or whole.id in held:
             return [whole]
         return chunk_document(doc, self.config.chunk)
 

@@ -55,7 +55,7 @@ def cmd_endpoints(args: argparse.Namespace) -> int:
         raise UsageError("nothing to serve: give --llm or --embedder")
     if llm is not None and llm.partition(":")[0] != "local":
         raise UsageError("--llm must be local[:default|small|PATH.gguf] or none")
-    if (args.parallel or 1) < 1 or (args.context or 256) < 256:
+    if (args.parallel is not None and args.parallel < 1) or (args.context is not None and args.context < 256):
         raise UsageError("--parallel must be at least 1 and --context at least 256")
     run_endpoints(llm.partition(":")[2] or "default" if llm else None,
                   None if args.embedder == "none" else args.embedder, n_ctx=args.context or DEFAULT_CONTEXT,
