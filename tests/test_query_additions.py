@@ -104,11 +104,11 @@ def test_circular_and_given_values_are_not_bindings() -> None:
     assert r.bindings == () and "repeats a term" in r.dropped[0].reason
 
 
-def scripted() -> ScriptedLLM:
+def scripted(bind_answer: bool = True) -> ScriptedLLM:
+    bindings = [{"placeholder": "?designer", "value": "Lena Ortiz", "evidence": [1]}]
+    bindings += [{"placeholder": "?answer", "value": "1931", "evidence": [1]}] if bind_answer else []
     return ScriptedLLM(rules=[
-        ("Placeholders to fill", lambda m: json.dumps({"bindings": [
-            {"placeholder": "?designer", "value": "Lena Ortiz", "evidence": [1]},
-            {"placeholder": "?answer", "value": "1931", "evidence": [1]}]})),
+        ("Placeholders to fill", lambda m: json.dumps({"bindings": bindings})),
         (ANSWER_PROMPT, {"reasoning": "r", "answer": "1931"}),
         ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["?designer", "born in", "?year"]]}),
     ])
@@ -124,6 +124,34 @@ def test_default_answer_reads_facts_and_passages_and_says_so(index_dir: Path) ->
                      if re.search(ANSWER_PROMPT, c["messages"][-1]["content"])][0]
     assert answer_prompt.index("Passages:\n[1] ") < answer_prompt.index("Notes from the search:")
     assert 1 <= len(a.answer_chunks) <= 5 and a.grounding  # the question's own retrieval is recorded
+
+
+def test_read_last_hop_skips_the_resolve_call_for_the_answer_triple(index_dir: Path) -> None:
+    from t2rag.config import QueryConfig
+
+    llm = scripted(bind_answer=False)
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask("When was the designer of the Kell Bridge born?", config=QueryConfig(read_last_hop=True))
+    resolve_calls = [c for c in llm.calls if "Placeholders to fill" in c["messages"][-1]["content"]]
+    assert len(resolve_calls) == 1 and "?answer" in resolve_calls[0]["messages"][-1]["content"]
+    # round 1 resolves the bridge; round 2 only retrieves for the answer triple, which is then
+    # shown to the answer step as still unresolved beside the passages of both rounds
+    assert a.termination == "last_hop" and [r.mode for r in a.rounds] == ["triples", "read"]
+    assert a.rounds[1].searched == [["Lena Ortiz", "born in", "?answer"]] and a.rounds[1].bindings == []
+    answer_prompt = llm.calls[-1]["messages"][-1]["content"]
+    assert "Still unresolved:\n- [Lena Ortiz | born in | ?answer]" in answer_prompt
+    assert "Lena Ortiz was born in 1931" in answer_prompt and a.answer == "1931"
+    assert a.usage["resolve"]["calls"] == 1
+
+
+def test_a_single_triple_question_reads_without_any_resolve_call(index_dir: Path) -> None:
+    from t2rag.config import QueryConfig
+
+    llm = ScriptedLLM(rules=[(ANSWER_PROMPT, {"reasoning": "r", "answer": "Lena Ortiz"}),
+                             ("Question:", {"triples": [["Kell Bridge", "designed by", "?answer"]]})])
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask("Who designed the Kell Bridge?", config=QueryConfig(read_last_hop=True))
+    assert a.termination == "last_hop" and "resolve" not in a.usage and a.answer == "Lena Ortiz"
 
 
 def test_facts_as_notes_puts_the_passages_first_and_the_question_last() -> None:

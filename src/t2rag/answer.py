@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Termination = Literal["complete", "early_stop", "max_rounds", "plan_rejected"]
+Termination = Literal["complete", "early_stop", "max_rounds", "plan_rejected", "last_hop"]
 TripleList = list[str]  # [subject, predicate, object]
 
 
@@ -71,7 +71,7 @@ class RoundTrace:
     """One round: what was searched and how, what came back, what the model bound."""
 
     round: int
-    mode: Literal["triples", "question"]  # "question": the fuzzy-only fallback
+    mode: Literal["triples", "question", "read"]  # "question": the fuzzy-only fallback; "read": last hop
     searched: list[TripleList]
     queries: list[str]
     before: StateSnapshot

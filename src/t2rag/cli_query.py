@@ -73,12 +73,16 @@ def format_answer(a: Answer, *, trace: bool = False) -> str:
     return "\n".join(lines)
 
 
+ROUND_MODES = {"question": "question embedding (only fuzzy triples left)",
+               "read": "the answer's own triples (read by the answer step, not resolved)"}
+
+
 def format_trace(a: Answer) -> list[str]:
     d = a.decomposition
     lines = ["Decomposition" + (" (fallback: the question is the query)" if d.fallback else "") + ":"]
     lines += [f"  {_fmt(t)}" for t in d.triples]
     for r in a.rounds:
-        how = "question embedding (only fuzzy triples left)" if r.mode == "question" else "searchable triples"
+        how = ROUND_MODES.get(r.mode, "searchable triples")
         lines.append(f"Round {r.round} — retrieval by {how}:")
         lines += [f"  query: {q}" for q in r.queries]
         for p in r.propositions[:10]:

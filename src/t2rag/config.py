@@ -132,6 +132,9 @@ class QueryConfig:
     # (the reader's order), instead of facts first with passages as support: a small model
     # copies a wrongly bound fact into the answer (MuSiQue, 1.5B: 9 vs 5 of 70 right).
     facts_as_notes: bool = True
+    # When every pending triple asks for ?answer, that round's passages go to the answer step
+    # instead of a resolve call (resolving ?answer and writing the answer are one job).
+    read_last_hop: bool = False
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:

@@ -8,7 +8,8 @@ from typing import Any
 # The paper's algorithm, with none of the additions QueryConfig turns on by default.
 PAPER: dict[str, Any] = {"hybrid": False, "grounded": False, "check_decomposition": False, "resolve_facts": 0,
                          "lookback_passages": 5, "answer_passages": 0, "passages_when_complete": False,
-                         "reject_failed_plans": False, "facts_as_notes": False}
+                         "reject_failed_plans": False, "facts_as_notes": False,
+                         "read_last_hop": False}
 T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
@@ -27,6 +28,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_nofacts": {"answer_facts": False},  # the answer reads T2RAG's passages without its facts
     "t2rag_allplans": {"reject_failed_plans": False},  # run plans that fail their checks too
     "t2rag_factsfirst": {"facts_as_notes": False},  # the answer reads the facts first, passages as support
+    "t2rag_lasthop": {"read_last_hop": True},  # the answer step reads the last hop's passages itself
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

@@ -9,6 +9,10 @@ Termination (``stop_reason``) is checked before every round, in this order:
   remain were already searched and stayed unresolved. Also when a question-fallback round
   (fuzzy triples only) bound nothing: the next round would send the same request again.
 * ``max_rounds`` -- N rounds ran and work remained that another round could have done.
+* ``last_hop``   -- (``QueryConfig.read_last_hop``) every pending triple is searchable and asks
+  for ``?answer``: that round retrieves as usual but skips the resolve call, and the answer step
+  reads the round's passages beside the resolved facts. Resolving ``?answer`` and then writing
+  the answer are the same job; doing it once saves a call per question.
 
 So after the last round a state with nothing left to search reports ``early_stop``, not
 ``max_rounds``: ``max_rounds`` means the budget, not the evidence, ended the query. After a
@@ -28,7 +32,7 @@ from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Term
 from t2rag.config import QueryConfig, to_dict
 from t2rag.llm.base import LLM
 from t2rag.prompts import prompt_hashes
-from t2rag.query.decompose import Decomposition, decompose
+from t2rag.query.decompose import ANSWER_PLACEHOLDER, Decomposition, decompose
 from t2rag.query.events import EventSink, Kind, QueryEvent
 from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
@@ -58,6 +62,10 @@ def answer_question(
                                               with_question=run.config.question_query and run.round_no == 0)
         run.emit("round", round=run.round_no + 1, mode=mode, searched=triples(searched), queries=queries)
         evidence = run.retrieve(queries)
+        if mode == "triples" and run.config.read_last_hop and last_hop(state) and run.config.answer_passages:
+            run.record(mode, searched, state, state, evidence, Resolution(), read=True)
+            reason = "last_hop"
+            break
         resolution = run.resolve(state, evidence, in_order=mode == "triples")
         updated = apply_bindings(state, resolution.bindings, run.round_no)
         run.record(mode, searched, state, updated, evidence, resolution)
@@ -76,6 +84,13 @@ def stop_reason(state: QueryState, rounds_done: int, max_rounds: int, *, stalled
     if rounds_done >= max_rounds:
         return "max_rounds"
     return None
+
+
+def last_hop(state: QueryState) -> bool:
+    """Whether what is left is only the answer's own lookup: nothing fuzzy and every pending
+    triple searchable now and asking for ``?answer``."""
+    return (not state.fuzzy and bool(state.to_search) and len(state.to_search) == len(state.searchable)
+            and all(ANSWER_PLACEHOLDER in t.current.placeholders for t in state.searchable))
 
 
 def search_plan(
@@ -162,8 +177,8 @@ class Run:
                            max_tokens=c.max_tokens, in_order=in_order)
 
     def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
-               evidence: Evidence, resolution: Resolution) -> None:
-        trace = round_trace(self.round_no, mode, searched, before, after, evidence, resolution)
+               evidence: Evidence, resolution: Resolution, *, read: bool = False) -> None:
+        trace = round_trace(self.round_no, "read" if read else mode, searched, before, after, evidence, resolution)
         self.rounds.append(trace)
         self.emit("bindings", round=self.round_no, bindings=[asdict(b) for b in trace.bindings],
                   dropped=[asdict(x) for x in trace.dropped], errors=trace.errors)

@@ -47,7 +47,7 @@ def round_trace(
 ) -> RoundTrace:
     return RoundTrace(
         round=round_no,
-        mode="question" if mode == "question" else "triples",
+        mode="question" if mode == "question" else "read" if mode == "read" else "triples",
         searched=triples(searched),
         queries=list(evidence.queries),
         before=snapshot(before),
