@@ -50,6 +50,8 @@ class T2RAGMethod:
             "answer_path": d.get("answer_path"),
             "decomposition": d.get("decomposition"),
             "rounds": len(d.get("rounds", [])),
+            # each round's mode and how many placeholders it bound, e.g. ["triples:1", "read:0"]
+            "round_log": [f"{r.get('mode')}:{len(r.get('bindings', []))}" for r in d.get("rounds", [])],
             "resolved": [r.get("triple") for r in d.get("resolved", [])],
             "unresolved": d.get("unresolved", []),
             "timing": d.get("timing"),  # the engine's own LLM / non-LLM split
