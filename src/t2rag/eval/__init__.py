@@ -29,6 +29,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_allplans": {"reject_failed_plans": False},  # run plans that fail their checks too
     "t2rag_factsfirst": {"facts_as_notes": False},  # the answer reads the facts first, passages as support
     "t2rag_lasthop": {"read_last_hop": True},  # the answer step reads the last hop's passages itself
+    "t2rag_lasthop2": {"read_last_hop": True, "rounds": 2},  # ... and at most two rounds
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 
