@@ -62,8 +62,8 @@ def answer_question(
                                               with_question=run.config.question_query and run.round_no == 0)
         run.emit("round", round=run.round_no + 1, mode=mode, searched=triples(searched), queries=queries)
         evidence = run.retrieve(queries)
-        if mode == "triples" and run.config.read_last_hop and last_hop(state) and run.config.answer_passages:
-            run.record(mode, searched, state, state, evidence, Resolution(), read=True)
+        if mode == "triples" and run.reads_last_hop(state):
+            run.record("read", searched, state, state, evidence, Resolution())
             reason = "last_hop"
             break
         resolution = run.resolve(state, evidence, in_order=mode == "triples")
@@ -177,11 +177,17 @@ class Run:
                            max_tokens=c.max_tokens, in_order=in_order)
 
     def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
-               evidence: Evidence, resolution: Resolution, *, read: bool = False) -> None:
-        trace = round_trace(self.round_no, "read" if read else mode, searched, before, after, evidence, resolution)
+               evidence: Evidence, resolution: Resolution) -> None:
+        trace = round_trace(self.round_no, mode, searched, before, after, evidence, resolution)
         self.rounds.append(trace)
         self.emit("bindings", round=self.round_no, bindings=[asdict(b) for b in trace.bindings],
                   dropped=[asdict(x) for x in trace.dropped], errors=trace.errors)
+
+    def reads_last_hop(self, state: QueryState) -> bool:
+        """Whether this round's passages go to the answer step instead of a resolve call: only
+        when the answer reads passages at all (otherwise nothing would read the last hop)."""
+        c = self.config
+        return c.read_last_hop and c.synth_chunks and c.answer_passages > 0 and last_hop(state)
 
     def synthesize(self, state: QueryState, *, natural: bool) -> Synthesis:
         with self._llm_time():
