@@ -126,14 +126,50 @@ def test_default_answer_reads_facts_and_passages_and_says_so(index_dir: Path) ->
     assert 1 <= len(a.answer_chunks) <= 5 and a.grounding  # the question's own retrieval is recorded
 
 
+def resolve_calls(llm: ScriptedLLM) -> list[dict[str, Any]]:
+    return [c for c in llm.calls if "Placeholders to fill" in c["messages"][-1]["content"]]
+
+
+def offered(call: dict[str, Any]) -> list[str]:
+    return call["schema"]["properties"]["bindings"]["items"]["properties"]["placeholder"]["enum"]
+
+
+def test_a_resolve_call_may_fill_only_the_unknown_its_round_searched(index_dir: Path) -> None:
+    from t2rag.config import QueryConfig
+
+    q = "When was the designer of the Kell Bridge born?"
+    llm = scripted()  # every resolve reply fills ?designer and ?answer
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask(q)
+    first, second = resolve_calls(llm)
+    assert offered(first) == ["?designer"] and "Placeholders to fill: ?designer\n" in first["messages"][-1]["content"]
+    assert [b.placeholder for b in a.rounds[0].bindings] == ["?designer"]
+    assert a.rounds[0].dropped[0].reason == "?answer is not a placeholder to fill now"
+    assert offered(second) == ["?answer"] and a.termination == "complete" and a.answer == "1931"
+    llm = scripted()
+    with T2RAG.open(index_dir, llm=llm) as rag:  # any open placeholder: the chain binds in one call
+        a = rag.ask(q, config=QueryConfig(one_hop=False))
+    assert offered(resolve_calls(llm)[0]) == ["?answer", "?designer"] and len(resolve_calls(llm)) == 1
+    assert a.termination == "complete" and len(a.rounds[0].bindings) == 2
+
+
+def test_the_question_fallback_never_fills_the_answer() -> None:
+    from t2rag.query.resolve import targets
+
+    state = initial_state([QueryTriple("?designer", "designed", "?bridge"),
+                           QueryTriple("?designer", "born in", "?answer")])
+    assert not state.searchable and targets(state, in_order=False) == {"?designer", "?bridge"}
+    assert targets(state, in_order=False, one_hop=False) == {"?designer", "?bridge", "?answer"}
+
+
 def test_read_last_hop_skips_the_resolve_call_for_the_answer_triple(index_dir: Path) -> None:
     from t2rag.config import QueryConfig
 
     llm = scripted(bind_answer=False)
     with T2RAG.open(index_dir, llm=llm) as rag:
         a = rag.ask("When was the designer of the Kell Bridge born?", config=QueryConfig(read_last_hop=True))
-    resolve_calls = [c for c in llm.calls if "Placeholders to fill" in c["messages"][-1]["content"]]
-    assert len(resolve_calls) == 1 and "?answer" in resolve_calls[0]["messages"][-1]["content"]
+    calls = resolve_calls(llm)
+    assert len(calls) == 1 and "?answer" in calls[0]["messages"][-1]["content"]
     # round 1 resolves the bridge; round 2 only retrieves for the answer triple, which is then
     # shown to the answer step as still unresolved beside the passages of both rounds
     assert a.termination == "last_hop" and [r.mode for r in a.rounds] == ["triples", "read"]

@@ -135,6 +135,11 @@ class QueryConfig:
     # When every pending triple asks for ?answer, that round's passages go to the answer step
     # instead of a resolve call (resolving ?answer and writing the answer are one job).
     read_last_hop: bool = False
+    # A resolve call may fill only what its round searched: the sole unknown of a searchable
+    # triple, and in the question fallback the open bridge placeholders, never ?answer. Offered
+    # every open placeholder, a 1.5B model fills ?answer with the first hop's value
+    # ('American Psychological Association' as the association's first president).
+    one_hop: bool = True
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:

@@ -9,7 +9,7 @@ from typing import Any
 PAPER: dict[str, Any] = {"hybrid": False, "grounded": False, "check_decomposition": False, "resolve_facts": 0,
                          "lookback_passages": 5, "answer_passages": 0, "passages_when_complete": False,
                          "reject_failed_plans": False, "facts_as_notes": False,
-                         "read_last_hop": False}
+                         "read_last_hop": False, "one_hop": False}
 T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
@@ -30,6 +30,8 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_factsfirst": {"facts_as_notes": False},  # the answer reads the facts first, passages as support
     "t2rag_lasthop": {"read_last_hop": True},  # the answer step reads the last hop's passages itself
     "t2rag_lasthop2": {"read_last_hop": True, "rounds": 2},  # ... and at most two rounds
+    "t2rag_anyhop": {"one_hop": False},  # a resolve call may fill any open placeholder, ?answer too
+    "t2rag_onehop_lasthop": {"read_last_hop": True},  # one hop per call and the last hop read
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

@@ -174,7 +174,7 @@ class Run:
         with self._llm_time():
             return resolve(self.llm, self.question, state, evidence, round_no=self.round_no,
                            lookback=c.lookback, passages=c.lookback_passages, usage=self.usage,
-                           max_tokens=c.max_tokens, in_order=in_order)
+                           max_tokens=c.max_tokens, in_order=in_order, one_hop=c.one_hop)
 
     def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
                evidence: Evidence, resolution: Resolution) -> None:

@@ -12,6 +12,7 @@ from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
+from t2rag.query.decompose import ANSWER_PLACEHOLDER
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import Binding, QueryState, Support, TrackedTriple, canonical, is_placeholder
 from t2rag.types import Chunk, Message, Usage
@@ -69,6 +70,19 @@ class Resolution:
     error: str | None = None
 
 
+def targets(state: QueryState, *, in_order: bool, one_hop: bool = True) -> set[str]:
+    """The placeholders a resolve call may fill: every open one, or with ``one_hop`` only what the
+    round searched -- in a triples round the sole unknown of each searchable triple, in the
+    question fallback (``in_order`` False) the open placeholders but ``?answer`` (a fuzzy
+    triple always has another), which the answer step settles from the passages. Asked for a
+    bridge and the answer at once, a small model fills the answer with the bridge's value."""
+    if not one_hop:
+        return state.open_placeholders()
+    if in_order:
+        return {t.current.placeholders[0] for t in state.searchable}
+    return state.open_placeholders() - {ANSWER_PLACEHOLDER}
+
+
 def format_triples(triples: Sequence[TrackedTriple], note_fuzzy: bool = False) -> str:
     lines = []
     for t in triples:
@@ -81,16 +95,18 @@ def format_passages(chunks: Sequence[Chunk]) -> str:
     return "\n\n".join(f"(P{i}) {c.passage}" for i, c in enumerate(chunks, 1))
 
 
-def render(question: str, state: QueryState, evidence: Evidence, passages: Sequence[Chunk]) -> list[Message]:
-    """The resolve prompt: the state, the numbered retrieved facts and, for look-back, the
-    source ``passages`` of those facts (none without look-back)."""
+def render(question: str, state: QueryState, evidence: Evidence, passages: Sequence[Chunk],
+           names: set[str] | None = None) -> list[Message]:
+    """The resolve prompt: the state, the placeholders to fill (``names``; every open one when
+    None), the numbered retrieved facts and, for look-back, the source ``passages`` of those
+    facts (none without look-back)."""
     props = "\n".join(f"[{i}] {p.text}" for i, p in enumerate(evidence.propositions, 1))
     shown = "\nSource passages of the retrieved facts:\n" + format_passages(passages) + "\n" if passages else ""
     return load(PROMPT).render(
         question=question.strip(),
         facts=format_triples(state.resolved),
         open=format_triples(state.searchable + state.fuzzy, note_fuzzy=True),
-        names=", ".join(sorted(state.open_placeholders())) or "(none)",
+        names=", ".join(sorted(state.open_placeholders() if names is None else names)) or "(none)",
         propositions=props or "(none)",
         passages=shown,
     )
@@ -113,7 +129,7 @@ def _check(entry: Any, open_names: set[str], seen: set[str], given: set[str]) ->
         return "placeholder or value missing"
     name = canonical(name if name.strip().startswith("?") else "?" + name.strip())
     if name not in open_names:
-        return f"{name} is not an open placeholder"
+        return f"{name} is not a placeholder to fill now"
     if name in seen:
         return f"{name} bound twice"
     if not value or is_placeholder(value) or value.lower().strip(".") in NON_VALUES:
@@ -155,7 +171,8 @@ def _support(entry: dict[str, Any], evidence: Evidence) -> Support:
 
 
 def validate(
-    entries: list[Any], state: QueryState, evidence: Evidence, round_no: int, *, in_order: bool = True
+    entries: list[Any], state: QueryState, evidence: Evidence, round_no: int, *, in_order: bool = True,
+    names: set[str] | None = None,
 ) -> Resolution:
     """Keep bindings of open placeholders to real values; drop (and say why) the rest.
 
@@ -163,8 +180,9 @@ def validate(
     it is the sole unknown of some pending triple, counting placeholders bound earlier in the
     same reply as known: chains like ?author -> ?city resolve in one round, but a small
     model's slip of writing the value of ?studio into ?owner is caught. The question-embedding
-    fallback round (fuzzy triples only) has no such order and skips the check."""
-    open_names = state.open_placeholders()
+    fallback round (fuzzy triples only) has no such order and skips the check. Only ``names``
+    (every open placeholder when None) may be bound."""
+    open_names = state.open_placeholders() if names is None else names
     given = {x.lower() for t in state.resolved + state.searchable + state.fuzzy
              for x in (t.origin.subject, t.origin.object) if x and not is_placeholder(x)}
     seen = words(" ".join([p.text for p in evidence.propositions] + [c.passage for c in evidence.chunks]))
@@ -235,18 +253,18 @@ def resolve(
     usage: Usage | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     in_order: bool = True,
+    one_hop: bool = True,
 ) -> Resolution:
-    """One resolution call; an unusable reply (after one re-ask) binds nothing this round.
-    With ``lookback`` the first ``passages`` source chunks (those of the best facts; all when
-    None) are shown too, as many as fit the model's context."""
+    """One resolution call for the ``targets`` placeholders; an unusable reply (after one re-ask)
+    binds nothing this round. With ``lookback`` the first ``passages`` source chunks (those of
+    the best facts; all when None) are shown too, as many as fit the model's context."""
+    names = targets(state, in_order=in_order, one_hop=one_hop)
     chunks = (evidence.chunks[:passages] if passages is not None else evidence.chunks) if lookback else ()
-    messages, _ = fit_passages(llm, lambda cs: render(question, state, evidence, cs), chunks,
+    messages, _ = fit_passages(llm, lambda cs: render(question, state, evidence, cs, names), chunks,
                                max_tokens=max_tokens, stage="resolve", usage=usage)
     try:
-        entries, _ = ask_json(
-            llm, messages, schema(state.open_placeholders()), _entries, stage="resolve", usage=usage,
-            max_tokens=max_tokens,
-        )
+        entries, _ = ask_json(llm, messages, schema(names), _entries, stage="resolve", usage=usage,
+                              max_tokens=max_tokens)
     except ParseError as e:
         return Resolution(error=f"resolve: {e}")
-    return validate(entries, state, evidence, round_no, in_order=in_order)
+    return validate(entries, state, evidence, round_no, in_order=in_order, names=names)
