@@ -40,6 +40,10 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "ix"
 
 
+# The one-triple plan of these tests would be a last-hop read; they show a resolve call's output.
+RESOLVE = ["--set", "read_last_hop=false"]
+
+
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(argv)
     out, err = capsys.readouterr()
@@ -47,15 +51,15 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 
 def test_ask_prints_answer_facts_and_sources(index: Path, capsys: Any) -> None:
-    code, out, _ = run(["ask", str(index), "Which town is in Borduria?"], capsys)
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", *RESOLVE], capsys)
     assert code == 0
     assert "A: Alpha" in out and "(Alpha | is in | Borduria)  [Alpha]" in out and "[complete;" in out
 
 
 def test_ask_trace_and_json(index: Path, capsys: Any) -> None:
-    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--trace"], capsys)
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--trace", *RESOLVE], capsys)
     assert code == 0 and "Round 1" in out and "bound ?answer = Alpha" in out and "query: is in Borduria" in out
-    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--json"], capsys)
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--json", *RESOLVE], capsys)
     d = json.loads(out)
     assert d["answer"] == "Alpha" and d["termination"] == "complete" and d["usage"]["total"]["calls"] == 3
 
@@ -99,7 +103,7 @@ def test_ask_set_overrides_any_query_config_field(index: Path, capsys: Any) -> N
 
 
 def test_ask_reports_each_step_on_stderr_unless_quiet(index: Path, capsys: Any) -> None:
-    code, out, err = run(["ask", str(index), "Which town is in Borduria?"], capsys)
+    code, out, err = run(["ask", str(index), "Which town is in Borduria?", *RESOLVE], capsys)
     lines = err.strip().splitlines()
     assert code == 0 and lines[0].startswith("decomposed into 1 triple(s)") and "round 1: searching" in lines[1]
     assert "?answer = Alpha" in err and lines[-1].startswith("answer (complete") and "A: Alpha" in out

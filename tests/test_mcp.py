@@ -38,8 +38,9 @@ def test_ask_search_and_stats_through_the_sdk_client(index: Path) -> None:  # no
 
     out = asyncio.run(_session([sys.executable, str(HELPER), str(index)], calls))
     assert {"ask", "search_facts"} <= out["tools"]
-    assert out["answer"]["answer"] == "Alpha" and out["answer"]["termination"] == "complete"
-    assert out["answer"]["supporting_facts"][0]["sources"] == ["Alpha"]
+    # a one-triple plan is a last-hop read: no resolve call, the answer reads the passages
+    assert out["answer"]["answer"] == "Alpha" and out["answer"]["termination"] == "last_hop"
+    assert out["answer"]["supporting_facts"] == [] and out["answer"]["sources"][0] == "Alpha"
     assert out["facts"]["facts"][0]["sources"][0]["title"] == "Beta"
     assert out["stats"]["counts"]["chunks"] == 2 and out["empty"].is_error
 

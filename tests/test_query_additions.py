@@ -140,7 +140,7 @@ def test_a_resolve_call_may_fill_only_the_unknown_its_round_searched(index_dir: 
     q = "When was the designer of the Kell Bridge born?"
     llm = scripted()  # every resolve reply fills ?designer and ?answer
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask(q)
+        a = rag.ask(q, config=QueryConfig(read_last_hop=False))
     first, second = resolve_calls(llm)
     assert offered(first) == ["?designer"] and "Placeholders to fill: ?designer\n" in first["messages"][-1]["content"]
     assert [b.placeholder for b in a.rounds[0].bindings] == ["?designer"]
@@ -148,7 +148,7 @@ def test_a_resolve_call_may_fill_only_the_unknown_its_round_searched(index_dir: 
     assert offered(second) == ["?answer"] and a.termination == "complete" and a.answer == "1931"
     llm = scripted()
     with T2RAG.open(index_dir, llm=llm) as rag:  # any open placeholder: the chain binds in one call
-        a = rag.ask(q, config=QueryConfig(one_hop=False))
+        a = rag.ask(q, config=QueryConfig(one_hop=False, read_last_hop=False))
     assert offered(resolve_calls(llm)[0]) == ["?answer", "?designer"] and len(resolve_calls(llm)) == 1
     assert a.termination == "complete" and len(a.rounds[0].bindings) == 2
 

@@ -37,6 +37,7 @@ def replies(delay: float = 0.0) -> ScriptedLLM:
         return json.dumps({"bindings": [{"placeholder": "?answer", "value": value, "evidence": [1]}]})
 
     def answer(messages: list[Message]) -> str:
+        time.sleep(delay)
         facts = messages[-1]["content"].split("Notes from the search:")[1].split("Question:")[0]
         return json.dumps({"reasoning": "", "answer": "Gamma" if "Gamma" in facts else "Alpha"})
 
@@ -84,9 +85,11 @@ def serving(service: Service, settings: Settings | None = None) -> Iterator[str]
 def test_ask_stream_index_and_viewer(index: Path) -> None:
     with serving(Service(index, replies())) as url:
         assert httpx.get(f"{url}/health").json()["status"] == "ok"
-        a = httpx.post(f"{url}/v1/ask", json={"question": "Which town is in Borduria?"}, timeout=30).json()
+        # the one-triple plan would be a last-hop read; this test shows a resolve call's output
+        q = {"question": "Which town is in Borduria?", "config": {"read_last_hop": False}}
+        a = httpx.post(f"{url}/v1/ask", json=q, timeout=30).json()
         assert a["answer"] == "Alpha" and a["termination"] == "complete" and a["resolved"]
-        with httpx.stream("POST", f"{url}/v1/ask/stream", json={"question": "Which town is in Borduria?"}) as r:
+        with httpx.stream("POST", f"{url}/v1/ask/stream", json=q) as r:
             assert r.headers["content-type"].startswith("text/event-stream")
             kinds = [line.split(": ", 1)[1] for line in r.iter_lines() if line.startswith("event: ")]
         assert kinds == ["decomposition", "round", "evidence", "bindings", "answer", "done"]

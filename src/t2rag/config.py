@@ -134,7 +134,7 @@ class QueryConfig:
     facts_as_notes: bool = True
     # When every pending triple asks for ?answer, that round's passages go to the answer step
     # instead of a resolve call (resolving ?answer and writing the answer are one job).
-    read_last_hop: bool = False
+    read_last_hop: bool = True
     # A resolve call may fill only what its round searched: the sole unknown of a searchable
     # triple, and in the question fallback the open bridge placeholders, never ?answer. Offered
     # every open placeholder, a 1.5B model fills ?answer with the first hop's value

@@ -28,10 +28,8 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_nofacts": {"answer_facts": False},  # the answer reads T2RAG's passages without its facts
     "t2rag_allplans": {"reject_failed_plans": False},  # run plans that fail their checks too
     "t2rag_factsfirst": {"facts_as_notes": False},  # the answer reads the facts first, passages as support
-    "t2rag_lasthop": {"read_last_hop": True},  # the answer step reads the last hop's passages itself
-    "t2rag_lasthop2": {"read_last_hop": True, "rounds": 2},  # ... and at most two rounds
+    "t2rag_nolasthop": {"read_last_hop": False},  # ?answer is resolved by a call of its own, then answered
     "t2rag_anyhop": {"one_hop": False},  # a resolve call may fill any open placeholder, ?answer too
-    "t2rag_onehop_lasthop": {"read_last_hop": True},  # one hop per call and the last hop read
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

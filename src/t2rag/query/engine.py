@@ -180,7 +180,7 @@ class Run:
                evidence: Evidence, resolution: Resolution) -> None:
         trace = round_trace(self.round_no, mode, searched, before, after, evidence, resolution)
         self.rounds.append(trace)
-        self.emit("bindings", round=self.round_no, bindings=[asdict(b) for b in trace.bindings],
+        self.emit("bindings", round=self.round_no, mode=mode, bindings=[asdict(b) for b in trace.bindings],
                   dropped=[asdict(x) for x in trace.dropped], errors=trace.errors)
 
     def reads_last_hop(self, state: QueryState) -> bool:

@@ -43,6 +43,8 @@ def describe(event: QueryEvent) -> str:
         titles = ", ".join(dict.fromkeys(c["title"] for c in d["chunks"]))
         return f"round {d['round']}: {len(d['propositions'])} facts from {len(d['chunks'])} passages ({titles})"
     if event.kind == "bindings":
+        if d.get("mode") == "read":
+            return f"round {d['round']}: last hop, read by the answer step (no resolve call)"
         bound = ", ".join(f"{b['placeholder']} = {b['value']}" for b in d["bindings"]) or "nothing bound"
         dropped = f"; {len(d['dropped'])} dropped" if d["dropped"] else ""
         return f"round {d['round']}: {bound}{dropped}"
