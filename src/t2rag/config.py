@@ -101,7 +101,9 @@ class QueryConfig:
     resolve prompts (``resolve_facts``, ``lookback_passages``) and the never-worse answer path
     (``answer_passages``: the answer reads the question's own best passages beside the facts;
     ``reject_failed_plans``: a plan that fails its checks is answered as chunk RAG would;
-    ``facts_as_notes``: the answer reads the passages first and the facts as notes to check)."""
+    ``facts_as_notes``: the answer reads the passages first and the facts as notes to check),
+    one placeholder hop per resolve call (``one_hop``) and the last hop read by the answer step
+    (``read_last_hop``)."""
 
     rounds: int = 3
     k_chunks: int = 5
