@@ -3,7 +3,8 @@
 Termination (``stop_reason``) is checked before every round, in this order:
 
 * ``complete``   -- nothing is pending: every query triple is resolved. This is the only
-  natural completion; synthesis then sees the resolved triples alone.
+  natural completion; the paper's synthesis then sees the resolved triples alone (by default
+  T2RAG's also reads passages: ``Run.answer_chunks``).
 * ``early_stop`` -- no further progress is possible: no triple became searchable in the last
   round (``to_search`` is empty) and no fuzzy triple is left, so the searchable triples that
   remain were already searched and stayed unresolved. Also when a question-fallback round
@@ -13,11 +14,15 @@ Termination (``stop_reason``) is checked before every round, in this order:
   for ``?answer``: that round retrieves as usual but skips the resolve call, and the answer step
   reads the round's passages beside the resolved facts. Resolving ``?answer`` and then writing
   the answer are the same job; doing it once saves a call per question.
+* ``plan_rejected`` -- (``QueryConfig.reject_failed_plans``) the decomposition failed its checks
+  (``query/decompose.py``): no round runs, and the question is answered from its own passages as
+  chunk RAG would.
 
 So after the last round a state with nothing left to search reports ``early_stop``, not
 ``max_rounds``: ``max_rounds`` means the budget, not the evidence, ended the query. After a
 stop other than ``complete``, synthesis also sees the unresolved triples and (when
-``QueryConfig.synth_chunks``) the last round's chunks.
+``QueryConfig.synth_chunks``) passages: the paper's last-round chunks, or by default
+``answer_passages`` taken in turn from the question's retrieval and each round's.
 """
 
 from __future__ import annotations
