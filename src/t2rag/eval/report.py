@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from t2rag.errors import InputError
+from t2rag.eval import T2RAG_CONFIGS
 from t2rag.eval.metrics import RECALL_KS, summarize
 
 TABLE_COLUMNS = ("method", "n", "EM", "F1", "R@5", "LLM calls/q", "prompt tok/q", "completion tok/q", "s/q",
@@ -123,7 +124,8 @@ def _tokens(row: dict[str, Any]) -> int:
     return int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0))
 
 
-def paired_table(preds: dict[str, list[dict[str, Any]]], baseline: str = "standard") -> str | None:
+def paired_table(preds: dict[str, list[dict[str, Any]]], baseline: str = "standard",
+                 labels: dict[str, str] | None = None) -> str | None:
     """Each method against ``baseline`` on the questions both answered: exact-match wins,
     losses and ties, both EMs, and the token ratio (prompt + completion) on those questions."""
     if baseline not in preds:
@@ -140,9 +142,18 @@ def paired_table(preds: dict[str, list[dict[str, Any]]], baseline: str = "standa
         em = sum(r["em"] for r, _ in pairs) / len(pairs)
         em_b = sum(b["em"] for _, b in pairs) / len(pairs)
         ratio = sum(_tokens(r) for r, _ in pairs) / max(1, sum(_tokens(b) for _, b in pairs))
-        lines.append("| " + " | ".join([name, str(len(pairs)), str(wins), str(losses), _pct(em), _pct(em_b),
-                                        f"{ratio:.2f}"]) + " |")
+        cells = [(labels or {}).get(name, name), str(len(pairs)), str(wins), str(losses), _pct(em), _pct(em_b)]
+        lines.append("| " + " | ".join([*cells, f"{ratio:.2f}"]) + " |")
     return "\n".join(lines) if len(lines) > 2 else None
+
+
+def ablation_table(preds: dict[str, list[dict[str, Any]]]) -> str | None:
+    """Every T2RAG variant against ``t2rag`` (the defaults) on the questions both answered,
+    each labelled with the settings it changes."""
+    variants = {name: rows for name, rows in preds.items() if name == "t2rag" or name in T2RAG_CONFIGS}
+    labels = {name: f"{name} ({', '.join(f'{k}={v}' for k, v in T2RAG_CONFIGS[name].items())})"
+              for name in variants if name != "t2rag" and len(T2RAG_CONFIGS[name]) <= 2}
+    return paired_table(variants, baseline="t2rag", labels=labels)
 
 
 def stage_table(preds: dict[str, list[dict[str, Any]]]) -> str:
@@ -217,6 +228,9 @@ def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str],
         paired = paired_table(preds)
         if paired:
             parts += ["", "## Paired against standard dense RAG (same questions)", "", paired]
+        ablations = ablation_table(preds)
+        if ablations:
+            parts += ["", "## T2RAG ablations: each variant against the defaults (same questions)", "", ablations]
         parts += ["", "## Cost by stage", "", stage_table(preds)]
     t2 = t2rag_table(runs)
     if t2:
