@@ -30,6 +30,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_factsfirst": {"facts_as_notes": False},  # the answer reads the facts first, passages as support
     "t2rag_nolasthop": {"read_last_hop": False},  # ?answer is resolved by a call of its own, then answered
     "t2rag_anyhop": {"one_hop": False},  # a resolve call may fill any open placeholder, ?answer too
+    "t2rag_3passages": {"answer_passages": 3},  # the answer reads 3 passages, not 5 (a cost measurement)
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 
