@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-10 runs (1.5B model, MiniLM), in the order they were made. Each step resumes where it
+# The issue-10 runs (1.5B model, MiniLM) under the current defaults. Each step resumes where it
 # stopped and the LLM response cache makes repeated stages free, so re-running this script only
 # computes what is missing. A method whose code changed is re-run by moving its predictions aside
 # first (RUN_DIR/superseded/). T2RAG, dense RAG and IRCoT on all 70 questions; ablations on 30.
@@ -11,8 +11,10 @@ bench() {  # DATASET OPENIE METHODS LIMIT
 }
 HOT=results/hotpotqa-local-small/openie-local-small.json
 MUS=../shared/data/musique_openie_gpt-3.5-turbo-1106.json
-bench musique "$MUS" standard,ircot,t2rag,t2rag_notes 70
-bench hotpotqa "$HOT" standard,t2rag,t2rag_notes 70
-bench musique "$MUS" t2rag_single,t2rag_nolookback 30
-bench hotpotqa "$HOT" t2rag_single,t2rag_nolookback 30
-bench hotpotqa "$HOT" ircot 70
+bench musique "$MUS" standard,ircot,t2rag 70
+bench hotpotqa "$HOT" standard,ircot,t2rag 70
+bench musique "$MUS" t2rag_nolasthop,t2rag_single,t2rag_nolookback,t2rag_3passages 30
+bench hotpotqa "$HOT" t2rag_nolasthop,t2rag_single,t2rag_nolookback,t2rag_3passages 30
+for ds in musique hotpotqa; do
+  .venv/bin/python benchmarks/failures.py "results/$ds-local" --data-dir ../shared/data --method t2rag
+done
