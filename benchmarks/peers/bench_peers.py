@@ -65,13 +65,30 @@ def to_prediction(line: dict[str, Any], sample: Any, tokens: dict[str, float]) -
     return row
 
 
-def peer_openie(src: Path, dst: Path) -> Path:
-    """The OpenIE file as the peers read it: HippoRAG's format with every passage's ``idx``
-    (``chunk-`` + md5 of the passage, the id both peers and T2RAG give a chunk)."""
-    data = json.loads(src.read_text("utf-8"))
-    for doc in data["docs"]:
-        doc.setdefault("idx", "chunk-" + hashlib.md5(doc["passage"].encode("utf-8")).hexdigest())
-    dst.write_text(json.dumps(data), encoding="utf-8")
+def _chunk_id(passage: str) -> str:
+    return "chunk-" + hashlib.md5(passage.encode("utf-8")).hexdigest()
+
+
+def peer_openie(src: Path, dst: Path, passages: list[str]) -> Path:
+    """The OpenIE file as the peers read it: HippoRAG's format, one record per corpus passage
+    with its ``idx`` (``chunk-`` + md5 of the passage, the id both peers and T2RAG give a chunk).
+
+    The peers index whole passages; where our index split a long passage into chunks (each
+    starting with the passage's title line), the chunks' entities and triples are merged into
+    one record for the whole passage, so no peer extracts anything itself."""
+    docs = json.loads(src.read_text("utf-8"))["docs"]
+    whole = set(passages)
+    by_title = {p.split("\n", 1)[0]: p for p in passages}
+    merged: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        passage = doc["passage"]
+        if passage not in whole and passage.split("\n", 1)[0] in by_title:
+            passage = by_title[passage.split("\n", 1)[0]]
+        rec = merged.setdefault(passage, {"idx": _chunk_id(passage), "passage": passage,
+                                          "extracted_entities": [], "extracted_triples": []})
+        for key in ("extracted_entities", "extracted_triples"):
+            rec[key] += [x for x in doc.get(key, []) if x not in rec[key]]
+    dst.write_text(json.dumps({"docs": list(merged.values())}), encoding="utf-8")
     return dst
 
 
@@ -109,7 +126,9 @@ def main() -> int:
     (out / "peers").mkdir(parents=True, exist_ok=True)
     (out / "predictions").mkdir(exist_ok=True)
     if args.openie:
-        args.openie = peer_openie(Path(args.openie), out / "peers" / "openie_results_ner.json")
+        corpus = json.loads((Path(args.data_dir) / f"{args.dataset}_corpus.json").read_text("utf-8"))
+        passages = [f"{d['title']}\n{d['text']}" for d in corpus]  # as run_peer.py indexes them
+        args.openie = peer_openie(Path(args.openie), out / "peers" / "openie_results_ner.json", passages)
     with LocalEndpoints(llm=f"local:{args.model}", embedder="minilm", n_parallel=args.parallel) as ep:
         for peer in args.peers.split(","):
             raw = out / "peers" / f"{peer}.jsonl"
