@@ -15,7 +15,7 @@ from t2rag.query.resolve import validate
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import QueryState, QueryTriple, initial_state
 from t2rag.query.synthesize import synthesize
-from t2rag.types import PropositionHit, Triple
+from t2rag.types import Chunk, PropositionHit, Triple, Usage
 
 STATE = initial_state([QueryTriple("Kell Bridge", "designed by", "?answer")])
 EVIDENCE = Evidence(propositions=(PropositionHit("p", "Kell Bridge designed by Ortiz",
@@ -69,6 +69,23 @@ def test_an_answer_of_the_wrong_shape_is_empty_not_its_json(reply: str) -> None:
 def test_prose_answer_is_still_used() -> None:
     assert synthesize(ScriptedLLM(default="Lena Ortiz\nbecause"), "Q?", QueryState(), natural=True).answer == \
         "Lena Ortiz"
+
+
+def test_a_copied_example_answer_is_asked_once_more() -> None:
+    from t2rag.query.synthesize import read_passages
+
+    echo, right = '{"reasoning": "", "answer": "1931"}', '{"reasoning": "", "answer": "1871"}'
+    passages = [Chunk.make("Harbour", "The harbour of Sighs was rebuilt in 1871.")]
+    llm = ScriptedLLM(rules=[("is the example's answer", right)], default=echo)
+    usage = Usage()
+    assert read_passages(llm, "When was the harbour rebuilt?", passages, usage=usage).answer == "1871"
+    assert len(llm.calls) == 2 and usage.stages["read"].calls == 2
+    llm = ScriptedLLM(rules=[("is the example's answer", right)], default=echo)  # the answer step too
+    assert synthesize(llm, "When?", QueryState(), natural=False, chunks=passages, notes=True).answer == "1871"
+    # the example's value is a fine answer when the passages say it: no second call
+    llm = ScriptedLLM(default=echo)
+    built = [Chunk.make("Bridge", "The Kell Bridge was built in 1931.")]
+    assert read_passages(llm, "When was it built?", built).answer == "1931" and len(llm.calls) == 1
 
 
 def test_runaway_extractions_are_bounded() -> None:

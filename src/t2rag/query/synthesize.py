@@ -3,9 +3,10 @@ or -- when there is no plan to trust -- from the passages alone, as chunk RAG re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from t2rag.errors import ParseError
 from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
@@ -19,6 +20,7 @@ from t2rag.types import Chunk, Message, Usage
 PROMPT = "answer"
 READ_PROMPT = "read"
 NOTES_PROMPT = "answer_notes"
+T = TypeVar("T")
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -62,6 +64,32 @@ def _answer(data: Any) -> str:
     return value
 
 
+def echoes_example(answer: str, messages: Sequence[Message]) -> bool:
+    """True when ``answer`` is the answer of the worked example in the prompt's instructions and
+    occurs nowhere in what the model was shown for this question: the model copied the example
+    (a 0.5B model answered "1931", the example's year, to a third of HotpotQA questions)."""
+    a = answer.strip()
+    system = " ".join(m["content"] for m in messages if m["role"] == "system")
+    shown = " ".join(m["content"] for m in messages if m["role"] != "system")
+    return bool(a) and f'"answer": {json.dumps(a)}' in system and a.lower() not in shown.lower()
+
+
+def ask_answer(llm: LLM, messages: list[Message], convert: Callable[[Any], T], *, stage: str,
+               usage: Usage | None, max_tokens: int) -> T:
+    """One answer call (a malformed reply raises ParseError, not re-asked). A reply that copies
+    the prompt's example answer is asked once more, told so; the second reply stands."""
+    value, done = ask_json(llm, messages, SCHEMA, convert, stage=stage, usage=usage, max_tokens=max_tokens,
+                           reask=False)
+    answer = value[0] if isinstance(value, tuple) else value
+    if not isinstance(answer, str) or not echoes_example(answer, messages):
+        return value
+    retry = [*messages, {"role": "assistant", "content": done[-1].text},
+             {"role": "user", "content": f"{json.dumps(answer)} is the example's answer, not this question's: "
+                                         "it is in none of the passages above. Answer this question."}]
+    value, _ = ask_json(llm, retry, SCHEMA, convert, stage=stage, usage=usage, max_tokens=max_tokens, reask=False)
+    return value
+
+
 def one_line(text: str) -> str:
     """Raw model text as an answer: the first non-empty line, without quotes around it."""
     for line in text.splitlines():
@@ -89,9 +117,7 @@ def synthesize(
         max_tokens=max_tokens, stage="answer", usage=usage)
     path = "facts+passages" if chunks else "facts"
     try:
-        answer, _ = ask_json(
-            llm, messages, SCHEMA, _answer, stage="answer", usage=usage, max_tokens=max_tokens, reask=False
-        )
+        answer = ask_answer(llm, messages, _answer, stage="answer", usage=usage, max_tokens=max_tokens)
     except ParseError as e:
         # Raw prose is an answer; a JSON reply of the wrong shape ({"answer": null}) is none.
         raw = "" if e.raw.lstrip().startswith(("{", "[")) else one_line(e.raw)
@@ -109,8 +135,8 @@ def read_passages(
     messages, chunks = fit_passages(llm, lambda cs: read_prompt(question, cs), chunks, max_tokens=max_tokens,
                                     stage=stage, usage=usage)
     try:
-        (answer, reasoning), _ = ask_json(llm, messages, SCHEMA, _with_reasoning, stage=stage, usage=usage,
-                                          max_tokens=max_tokens, reask=False)
+        answer, reasoning = ask_answer(llm, messages, _with_reasoning, stage=stage, usage=usage,
+                                       max_tokens=max_tokens)
     except ParseError as e:
         raw = "" if e.raw.lstrip().startswith(("{", "[")) else e.raw.strip()
         return Synthesis(raw, error=f"{stage}: {e}", path="passages", chunks=tuple(chunks))
