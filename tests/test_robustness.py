@@ -76,11 +76,15 @@ def test_a_copied_example_answer_is_asked_once_more() -> None:
 
     echo, right = '{"reasoning": "", "answer": "1931"}', '{"reasoning": "", "answer": "1871"}'
     passages = [Chunk.make("Harbour", "The harbour of Sighs was rebuilt in 1871.")]
-    llm = ScriptedLLM(rules=[("is the example's answer", right)], default=echo)
-    usage = Usage()
+    def without_example(messages: list[dict[str, str]]) -> str:  # asked again without the example
+        return right if '"answer": "1931"' not in messages[0]["content"] else echo
+
+    llm, usage = ScriptedLLM(default=without_example), Usage()
     assert read_passages(llm, "When was the harbour rebuilt?", passages, usage=usage).answer == "1871"
     assert len(llm.calls) == 2 and usage.stages["read"].calls == 2
-    llm = ScriptedLLM(rules=[("is the example's answer", right)], default=echo)  # the answer step too
+    assert "Example reply" in llm.calls[0]["messages"][0]["content"]
+    assert "Example reply" not in llm.calls[1]["messages"][0]["content"]
+    llm = ScriptedLLM(default=without_example)  # the answer step too
     assert synthesize(llm, "When?", QueryState(), natural=False, chunks=passages, notes=True).answer == "1871"
     # the example's value is a fine answer when the passages say it: no second call
     llm = ScriptedLLM(default=echo)

@@ -77,15 +77,16 @@ def echoes_example(answer: str, messages: Sequence[Message]) -> bool:
 def ask_answer(llm: LLM, messages: list[Message], convert: Callable[[Any], T], *, stage: str,
                usage: Usage | None, max_tokens: int) -> T:
     """One answer call (a malformed reply raises ParseError, not re-asked). A reply that copies
-    the prompt's example answer is asked once more, told so; the second reply stands."""
-    value, done = ask_json(llm, messages, SCHEMA, convert, stage=stage, usage=usage, max_tokens=max_tokens,
-                           reask=False)
+    the prompt's example answer is asked once more with the example's lines left out (told
+    that the value is wrong, a 0.5B model wrote it again); the second reply stands."""
+    value, _ = ask_json(llm, messages, SCHEMA, convert, stage=stage, usage=usage, max_tokens=max_tokens,
+                        reask=False)
     answer = value[0] if isinstance(value, tuple) else value
     if not isinstance(answer, str) or not echoes_example(answer, messages):
         return value
-    retry = [*messages, {"role": "assistant", "content": done[-1].text},
-             {"role": "user", "content": f"{json.dumps(answer)} is the example's answer, not this question's: "
-                                         "it is in none of the passages above. Answer this question."}]
+    copied = f'"answer": {json.dumps(answer.strip())}'
+    retry = [m if m["role"] != "system" else
+             {**m, "content": "\n".join(x for x in m["content"].splitlines() if copied not in x)} for m in messages]
     value, _ = ask_json(llm, retry, SCHEMA, convert, stage=stage, usage=usage, max_tokens=max_tokens, reask=False)
     return value
 
