@@ -21,13 +21,13 @@ in the corpus. The rules, applied in order to each question answered wrongly (EM
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 from collections import Counter
 from pathlib import Path
 
 from t2rag.eval.metrics import normalize_answer
+from t2rag.types import Chunk
 
 TWO_HOP_SETS = {"hotpotqa": 2, "2wikimultihopqa": 2}
 CLASSES = ("decomposition", "retrieval miss", "partial answer", "wrong reading")
@@ -55,8 +55,8 @@ def classify(row: dict, passages: list[str], hops: int | None) -> str:
 def corpus_passages(data_dir: Path, dataset: str) -> dict[str, str]:
     """Chunk id -> passage text for every passage of the corpus (passages are indexed whole)."""
     corpus = json.loads((data_dir / f"{dataset}_corpus.json").read_text("utf-8"))
-    texts = (f"{d['title']}\n{d['text']}" for d in corpus)
-    return {"chunk-" + hashlib.md5(t.encode("utf-8")).hexdigest(): t for t in texts}
+    chunks = (Chunk.make(d["title"], d["text"]) for d in corpus)
+    return {c.id: c.passage for c in chunks}
 
 
 def main() -> None:

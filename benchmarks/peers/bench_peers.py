@@ -14,7 +14,6 @@ counted), to compare with the report's "tokens not served from the prompt cache"
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import subprocess
@@ -29,6 +28,7 @@ from t2rag.eval.datasets import load_samples
 from t2rag.eval.metrics import best_em, best_f1, recall_at_k
 from t2rag.eval.report import render_report
 from t2rag.service.endpoints import LocalEndpoints
+from t2rag.types import md5_hex
 
 HERE = Path(__file__).resolve().parent
 PEERS = ("hipporag2", "t2rag_authors")
@@ -65,10 +65,6 @@ def to_prediction(line: dict[str, Any], sample: Any, tokens: dict[str, float]) -
     return row
 
 
-def _chunk_id(passage: str) -> str:
-    return "chunk-" + hashlib.md5(passage.encode("utf-8")).hexdigest()
-
-
 def peer_openie(src: Path, dst: Path, passages: list[str]) -> Path:
     """The OpenIE file as the peers read it: HippoRAG's format, one record per corpus passage
     with its ``idx`` (``chunk-`` + md5 of the passage, the id both peers and T2RAG give a chunk).
@@ -84,7 +80,7 @@ def peer_openie(src: Path, dst: Path, passages: list[str]) -> Path:
         passage = doc["passage"]
         if passage not in whole and passage.split("\n", 1)[0] in by_title:
             passage = by_title[passage.split("\n", 1)[0]]
-        rec = merged.setdefault(passage, {"idx": _chunk_id(passage), "passage": passage,
+        rec = merged.setdefault(passage, {"idx": "chunk-" + md5_hex(passage), "passage": passage,
                                           "extracted_entities": [], "extracted_triples": []})
         for key in ("extracted_entities", "extracted_triples"):
             rec[key] += [x for x in doc.get(key, []) if x not in rec[key]]
