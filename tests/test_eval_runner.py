@@ -37,7 +37,7 @@ def bench_reply(messages: list[dict[str, str]]) -> str:
     if "Passages:" in text:  # the shared reading prompt
         closed_book = "(no passages" in text
         return json.dumps({"reasoning": "", "answer": "unknown" if closed_book else _gold_for(text)})
-    if "Fill in the placeholders" in text:  # T2RAG resolve
+    if "Placeholders to fill:" in text:  # T2RAG resolve
         names = sorted(set(re.findall(r"\?\w+", text.split("Retrieved facts:")[0])))
         return json.dumps({"bindings": [{"placeholder": n, "value": _gold_for(text), "evidence": [1]} for n in names]})
     if "Write the answer" in text or "Notes from the search" in text:  # T2RAG synthesis
