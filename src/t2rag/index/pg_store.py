@@ -215,7 +215,9 @@ class PgStore:
                             [(rec.chunk_id, t.subject, t.predicate, t.object, p.id) for t, p in props])
             cur.executemany("INSERT INTO propositions(id, text, subject, predicate, object) "
                             "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                            [(p.id, p.text, t.subject, t.predicate, t.object) for t, p in props])
+                            # In id order: two writers recording chunks that share propositions
+                            # then lock those rows in the same order and wait, never deadlock.
+                            sorted((p.id, p.text, t.subject, t.predicate, t.object) for t, p in props))
             cur.executemany("INSERT INTO prop_chunks(prop_id, chunk_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                             [(p.id, rec.chunk_id) for _, p in props])
 
