@@ -3,6 +3,7 @@ PostgreSQL + pgvector server. Everything is read back through the store protocol
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ANSWER_PROMPT, fake_openie_reply, openie_llm
+from conftest import ANSWER_PROMPT, fake_openie_reply, openie_llm, passage_of
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import IndexMismatchError, IndexNotFoundError
@@ -130,13 +131,24 @@ def test_backends_hold_the_same_index(tmp_path: Path, pg_url: str) -> None:
 
 # --- PostgreSQL only: several writers, crashes, bad connections --------------------------
 
-def test_concurrent_writers_duplicate_nothing(tmp_path: Path, pg_url: str) -> None:
-    build(tmp_path / "ref", corpus())
+def shared_facts_reply(messages: list[dict[str, str]]) -> str:
+    """An extraction in which every chunk yields the same propositions, in an order that
+    differs between chunks: concurrent writers then insert shared rows in crossing orders."""
+    title = passage_of(messages).partition("\n")[0]
+    facts = [["Region", "borders", f"Zone{j}"] for j in range(6)]
+    if "Entities:" not in messages[-1]["content"]:
+        return json.dumps({"entities": ["Region"]})
+    return json.dumps({"triples": facts[::-1] if int(title[3:]) % 2 else facts})
+
+
+@pytest.mark.parametrize("reply", [fake_openie_reply, shared_facts_reply], ids=["own", "shared"])
+def test_concurrent_writers_duplicate_nothing(tmp_path: Path, pg_url: str, reply: Any) -> None:
+    build(tmp_path / "ref", corpus(), ScriptedLLM(default=reply))
     errors: list[BaseException] = []
 
     def writer() -> None:
         try:
-            build(pg_url, corpus())
+            build(pg_url, corpus(), ScriptedLLM(default=reply))
         except BaseException as e:  # noqa: BLE001 - reported by the assertion below
             errors.append(e)
 

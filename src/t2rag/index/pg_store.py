@@ -60,6 +60,8 @@ CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors
   USING hnsw (embedding vector_ip_ops) WITH (m = {m}, ef_construction = {efc});
 """
 
+SCHEMA_OBJECTS = re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)", SCHEMA)
+
 
 def is_url(location: object) -> bool:
     return isinstance(location, str) and location.startswith(URL_PREFIXES)
@@ -112,9 +114,14 @@ class PgStore:
         self._check_dim()
 
     def _create_schema(self) -> None:
+        """Create the tables and indexes that are missing. Only then: even a CREATE INDEX IF NOT
+        EXISTS locks its table, and a writer running it while another writes rows deadlocks."""
         with self.transaction() as db:
             db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))  # one schema creator at a time
-            db.execute(SCHEMA.format(dim=self.dim, m=HNSW_M, efc=HNSW_EF_CONSTRUCTION))
+            found = db.execute("SELECT count(*) FROM unnest(%s::text[]) AS n WHERE to_regclass(n) IS NOT NULL",
+                               (SCHEMA_OBJECTS,)).fetchone()[0]
+            if found < len(SCHEMA_OBJECTS):
+                db.execute(SCHEMA.format(dim=self.dim, m=HNSW_M, efc=HNSW_EF_CONSTRUCTION))
 
     def _check_dim(self) -> None:
         row = self.db.execute(
