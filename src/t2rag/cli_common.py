@@ -20,7 +20,9 @@ def llm_args(p: argparse.ArgumentParser, default: str | None = "local") -> None:
     p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. a vLLM or Ollama server's /v1 URL")
     p.add_argument("--no-cache", action="store_true", help="do not use the persistent LLM response cache")
     p.add_argument("--parallel", type=int, default=None, metavar="N",
-                   help="concurrent LLM requests (remote backends) or decoding slots (local)")
+                   help="concurrent LLM requests (remote backends) or decoding slots (local; with 2 or more, "
+                        "requests decoded together can get other greedy replies from run to run, while 1 "
+                        "slot repeats them exactly)")
     p.add_argument("--context", type=int, default=None, metavar="TOKENS",
                    help="the model's context window: the size the local model loads with (8192), or a remote "
                    "server's (unset: not known); prompts that carry passages keep the best ones that fit")
