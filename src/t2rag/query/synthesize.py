@@ -64,6 +64,11 @@ def _answer(data: Any) -> str:
     return value
 
 
+def _reply_literal(answer: str) -> str:
+    """How a worked example's reply writes ``answer`` in the prompt's instructions."""
+    return f'"answer": {json.dumps(answer.strip())}'
+
+
 def echoes_example(answer: str, messages: Sequence[Message]) -> bool:
     """True when ``answer`` is the answer of the worked example in the prompt's instructions and
     occurs nowhere in what the model was shown for this question: the model copied the example
@@ -71,7 +76,7 @@ def echoes_example(answer: str, messages: Sequence[Message]) -> bool:
     a = answer.strip()
     system = " ".join(m["content"] for m in messages if m["role"] == "system")
     shown = " ".join(m["content"] for m in messages if m["role"] != "system")
-    return bool(a) and f'"answer": {json.dumps(a)}' in system and a.lower() not in shown.lower()
+    return bool(a) and _reply_literal(a) in system and a.lower() not in shown.lower()
 
 
 def ask_answer(llm: LLM, messages: list[Message], convert: Callable[[Any], T], *, stage: str,
@@ -84,7 +89,7 @@ def ask_answer(llm: LLM, messages: list[Message], convert: Callable[[Any], T], *
     answer = value[0] if isinstance(value, tuple) else value
     if not isinstance(answer, str) or not echoes_example(answer, messages):
         return value
-    copied = f'"answer": {json.dumps(answer.strip())}'
+    copied = _reply_literal(answer)
     retry = [m if m["role"] != "system" else
              {**m, "content": "\n".join(x for x in m["content"].splitlines() if copied not in x)} for m in messages]
     value, _ = ask_json(llm, retry, SCHEMA, convert, stage=stage, usage=usage, max_tokens=max_tokens, reask=False)
