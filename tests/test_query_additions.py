@@ -18,8 +18,8 @@ from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.index.lexical import LexicalIndex
 from t2rag.llm.scripted import ScriptedLLM
-from t2rag.query.decompose import check, mark_answer, question_shape
-from t2rag.query.resolve import validate
+from t2rag.query.decompose import check, examples, mark_answer, pick_examples, question_shape
+from t2rag.query.resolve import REPLY_TOKENS, validate
 from t2rag.query.retrieve import Evidence, fuse
 from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_state
 from t2rag.types import Chunk, PropositionHit, Triple
@@ -146,6 +146,7 @@ def test_a_resolve_call_may_fill_only_the_unknown_its_round_searched(index_dir: 
     assert [b.placeholder for b in a.rounds[0].bindings] == ["?designer"]
     assert a.rounds[0].dropped[0].reason == "?answer is not a placeholder to fill now"
     assert offered(second) == ["?answer"] and a.termination == "complete" and a.answer == "1931"
+    assert first["max_tokens"] == REPLY_TOKENS  # a looping reply stops early, not at the general budget
     llm = scripted()
     with T2RAG.open(index_dir, llm=llm) as rag:  # any open placeholder: the chain binds in one call
         a = rag.ask(q, config=QueryConfig(one_hop=False, read_last_hop=False))
@@ -322,3 +323,33 @@ def test_a_value_the_evidence_does_not_contain_is_no_binding() -> None:
     for value in ("Ohio", "the state of Ohio", "Portage County"):  # words from a fact or a passage
         r = validate([{"placeholder": "?state", "value": value, "evidence": [1]}], state, ev, 1)
         assert [b.value for b in r.bindings] == [value]
+
+
+def test_the_decomposition_is_shown_the_worked_examples_of_its_questions_shape(index_dir: Path) -> None:
+    embed = HashingEmbedder().embed
+    pool = examples()
+    comparison = pick_examples("Which opened first, Kell Bridge or Varn Station?", 3, embed)
+    assert len(comparison) == 3 and sum(question_shape(e.question) == "comparison" for e in comparison) == 2
+    q = "When was the designer of the Kell Bridge born?"
+    chain = pick_examples(q, 3, embed)
+    assert len(chain) == 3 and all(question_shape(e.question) == "open" for e in chain)
+    assert [pool.index(e) for e in chain] == sorted(pool.index(e) for e in chain)  # in pool order
+    assert pick_examples(q, 0, embed) == pool and pick_examples(q, 3, None) == pool
+    for k, shown in ((3, 3), (0, len(pool))):
+        llm = scripted()
+        with T2RAG.open(index_dir, llm=llm) as rag:
+            rag.ask(q, {"decompose_examples": k})
+        system = llm.calls[0]["messages"][0]["content"]
+        assert system.count("\nQuestion: ") == shown and system.count('{"triples": [[') == shown + 1
+
+
+def test_the_answer_reads_fewer_passages_only_when_the_chain_reached_its_answer_hop(index_dir: Path) -> None:
+    cfg = {"answer_passages": 1, "k_chunks": 3}
+    with T2RAG.open(index_dir, llm=scripted()) as rag:
+        a = rag.ask("When was the designer of the Kell Bridge born?", cfg)
+    assert a.termination in ("last_hop", "complete") and len(a.answer_chunks) == 1
+    broken = {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]]}
+    llm = ScriptedLLM(rules=[("Passages:\n", {"reasoning": "", "answer": "Lena Ortiz"}), ("Question:", broken)])
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        b = rag.ask("Who designed the Kell Bridge?", cfg)
+    assert b.termination == "plan_rejected" and len(b.answer_chunks) == 3  # as many as chunk RAG reads

@@ -248,7 +248,7 @@ def test_answer_json_round_trip(index_dir: Path) -> None:
     assert data["timing"]["total_s"] >= data["timing"]["llm_s"] >= 0
     assert data["config"]["rounds"] == 2
     assert data["model"] == "scripted"
-    assert set(data["prompts"]) == {"decompose", "resolve", "answer", "answer_notes", "read"}
+    assert set(data["prompts"]) == {"decompose", "decompose_examples", "resolve", "answer", "answer_notes", "read"}
 
 
 def test_unknown_config_key_is_a_config_error(index_dir: Path) -> None:

@@ -119,12 +119,16 @@ class QueryConfig:
     check_decomposition: bool = True  # name ?answer by rule, record what fails decompose.check
     reask_decomposition: bool = False  # re-ask once when a check fails (fixed 0 of 13 on HotpotQA)
     ground_facts: int = 6  # how many of those facts the decomposition prompt shows
+    # Worked examples the decomposition prompt shows: those of the question's shape nearest in
+    # meaning (query/decompose.py ``pick_examples``); 0 shows the whole pool.
+    decompose_examples: int = 3
     resolve_facts: int = 8  # at most this many retrieved facts per resolve call
     lookback_passages: int = 1  # source passages (of the best facts) per resolve call
     # Passages the answer reads, taken in turn from the question's own best (its chunk ranking
-    # fused with its facts' chunks) and each round's retrieval. 0: the paper's behaviour, the last
-    # round's chunks after a stop.
-    answer_passages: int = 5
+    # fused with its facts' chunks) and each round's retrieval, when the chain reached its answer
+    # hop; after a stop short of it, or a rejected plan, at least k_chunks (as chunk RAG reads).
+    # 0: the paper's behaviour, the last round's chunks after a stop.
+    answer_passages: int = 4
     # A plan (decomposition) that fails its checks is not run: the answer reads the question's
     # passages as chunk RAG does (a small model's broken plan binds wrong facts that mislead).
     reject_failed_plans: bool = True
@@ -146,5 +150,7 @@ class QueryConfig:
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:
             raise ConfigError("rounds, k_chunks and top_m must be >= 1")
-        if min(self.ground_facts, self.resolve_facts, self.lookback_passages, self.answer_passages) < 0:
-            raise ConfigError("ground_facts, resolve_facts, lookback_passages and answer_passages must be >= 0")
+        if min(self.ground_facts, self.resolve_facts, self.lookback_passages, self.answer_passages,
+               self.decompose_examples) < 0:
+            raise ConfigError("ground_facts, resolve_facts, lookback_passages, answer_passages and "
+                              "decompose_examples must be >= 0")

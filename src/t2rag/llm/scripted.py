@@ -55,7 +55,7 @@ class ScriptedLLM:
         temperature: float = 0.0,
     ) -> Completion:
         with self._lock:
-            self.calls.append({"messages": messages, "schema": schema})
+            self.calls.append({"messages": messages, "schema": schema, "max_tokens": max_tokens})
             last = messages[-1]["content"] if messages else ""
             reply: Reply | None = None
             for pattern, r in self._rules:

@@ -9,10 +9,12 @@ last, so a local model's prompt cache can reuse the prefix.
 from __future__ import annotations
 
 import hashlib
+import json
 import string
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from t2rag.errors import ConfigError
 from t2rag.types import Message
@@ -63,5 +65,20 @@ def load(name: str) -> Prompt:
     return Prompt(name, "\n".join(sections.get("system", [])), "\n".join(sections["user"]))
 
 
-def prompt_hashes(names: list[str]) -> dict[str, str]:
-    return {n: load(n).hash for n in names}
+@cache
+def _data_text(name: str) -> str:
+    try:
+        return resources.files(__package__).joinpath(f"{name}.json").read_text("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"no prompt data named {name!r}") from None
+
+
+def load_data(name: str) -> Any:
+    """Parse ``prompts/NAME.json``: data a prompt is rendered with (such as worked examples)."""
+    return json.loads(_data_text(name))
+
+
+def prompt_hashes(names: list[str], data: tuple[str, ...] = ()) -> dict[str, str]:
+    """The version of each named prompt and of each prompt ``data`` file."""
+    return {n: load(n).hash for n in names} | {d: hashlib.sha256(_data_text(d).encode()).hexdigest()[:12]
+                                               for d in data}

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
+
+import numpy as np
 
 from t2rag.errors import ParseError
 from t2rag.llm.base import LLM
 from t2rag.llm.structured import ask_json, parse_json_lenient
-from t2rag.prompts import load
+from t2rag.prompts import load, load_data
 from t2rag.query.state import QueryTriple, canonical, is_placeholder
 from t2rag.types import Usage
 
 PROMPT = "decompose"
+EXAMPLES = "decompose_examples"  # worked examples (prompts/decompose_examples.json)
 MAX_TRIPLES = 8  # a factoid question needs a handful; more is a runaway reply
 
 SCHEMA: dict[str, Any] = {
@@ -42,6 +47,45 @@ class Decomposition:
     fallback: bool = False
     error: str | None = None
     problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked decomposition shown to the model: a question and its query triples."""
+
+    question: str
+    triples: tuple[tuple[str, str, str], ...]
+
+    def render(self) -> str:
+        return f"Question: {self.question}\n" + json.dumps({"triples": [list(t) for t in self.triples]})
+
+
+@cache
+def examples() -> tuple[Example, ...]:
+    """The pool of worked examples, in file order."""
+    return tuple(Example(e["question"], tuple(tuple(t) for t in e["triples"])) for e in load_data(EXAMPLES))
+
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+def pick_examples(question: str, k: int, embed: Embed | None = None) -> tuple[Example, ...]:
+    """The ``k`` worked examples a question is shown (all when ``k`` is 0 or no ``embed``):
+    those of its shape first (``question_shape``; a comparison also sees the nearest open
+    question, whose chain its triples imitate), nearest in meaning within a shape, in pool
+    order. Three near examples cost a third of the tokens of the pool and show the shape
+    the model must copy."""
+    pool = examples()
+    if not k or embed is None or k >= len(pool):
+        return pool
+    vectors = np.asarray(embed([question] + [e.question for e in pool]), dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    sims = vectors[1:] @ vectors[0]
+    shape = question_shape(question)
+    same = sorted((i for i, e in enumerate(pool) if question_shape(e.question) == shape), key=lambda i: -sims[i])
+    other = sorted((i for i in range(len(pool)) if i not in same), key=lambda i: -sims[i])
+    chosen = (same[: k - 1] + other if shape != "open" else same + other)[:k]
+    return tuple(pool[i] for i in sorted(chosen))
 
 
 def question_triple(question: str) -> QueryTriple:
@@ -99,6 +143,7 @@ def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
 def decompose(
     llm: LLM, question: str, *, usage: Usage | None = None, max_tokens: int = 512,
     grounding: Sequence[str] = (), checked: bool = True, reask: bool = False,
+    shown: Sequence[Example] | None = None,
 ) -> Decomposition:
     """Decompose ``question``; on unusable output (after one re-ask) fall back to the question.
 
@@ -106,10 +151,12 @@ def decompose(
     starts its triples from entities the collection names. With ``checked``, a reply that
     parses but fails a ``check`` is kept with its problems recorded, or (``reask``) first asked
     again once with the problems named. A decomposition without any unknown (a claim
-    to verify) also gets the question as a query, so some evidence is retrieved."""
+    to verify) also gets the question as a query, so some evidence is retrieved. ``shown``
+    are the worked examples in the prompt (default: the whole pool)."""
     lines = "".join(f"- {g}\n" for g in grounding)
     facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
-    messages = load(PROMPT).render(question=question.strip(), grounding=facts)
+    worked = "\n".join(e.render() for e in (examples() if shown is None else shown))
+    messages = load(PROMPT).render(question=question.strip(), grounding=facts, examples=worked)
 
     def convert(data: Any) -> list[QueryTriple]:
         triples = parse_triples(data)

@@ -37,7 +37,7 @@ from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Term
 from t2rag.config import QueryConfig, to_dict
 from t2rag.llm.base import LLM
 from t2rag.prompts import prompt_hashes
-from t2rag.query.decompose import ANSWER_PLACEHOLDER, Decomposition, decompose
+from t2rag.query.decompose import ANSWER_PLACEHOLDER, EXAMPLES, Decomposition, decompose, pick_examples
 from t2rag.query.events import EventSink, Kind, QueryEvent
 from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
@@ -77,7 +77,8 @@ def answer_question(
         stalled = mode == "question" and len(updated.bindings) == len(state.bindings)
         state = updated
         reason = stop_reason(state, run.round_no, run.config.rounds, stalled=stalled)
-    return run.finish(state, reason, run.synthesize(state, natural=reason == "complete"))
+    return run.finish(state, reason, run.synthesize(state, natural=reason == "complete",
+                                                    reached=reason in ("complete", "last_hop")))
 
 
 def stop_reason(state: QueryState, rounds_done: int, max_rounds: int, *, stalled: bool = False) -> Termination | None:
@@ -150,15 +151,16 @@ class Run:
             q_text = " ".join(self.question.split())
             self.grounding = self.retriever.retrieve([q_text], k_chunks=max(c.k_chunks, QUESTION_POOL),
                                                      top_m=c.top_m, hybrid=c.hybrid)
-            self.passages = self.retriever.passages(q_text, self.grounding, c.answer_passages, c.top_m)
+            self.passages = self.retriever.passages(q_text, self.grounding, self.reading(reached=False), c.top_m)
 
     def decompose(self) -> Decomposition:
         c = self.config
         facts = [p.text for p in self.grounding.propositions[: c.ground_facts]] if self.grounding and c.grounded else []
+        shown = pick_examples(self.question, c.decompose_examples, self.retriever.embed)
         with self._llm_time():
             self.decomposition = decompose(self.llm, self.question, usage=self.usage, max_tokens=c.max_tokens,
                                            grounding=facts, checked=c.check_decomposition,
-                                           reask=c.reask_decomposition)
+                                           reask=c.reask_decomposition, shown=shown)
         d = self.decomposition
         self.emit("decomposition", triples=[t.as_list() for t in d.triples], fallback=d.fallback,
                   problems=list(d.problems))
@@ -194,27 +196,37 @@ class Run:
         c = self.config
         return c.read_last_hop and c.synth_chunks and c.answer_passages > 0 and last_hop(state)
 
-    def synthesize(self, state: QueryState, *, natural: bool) -> Synthesis:
+    def synthesize(self, state: QueryState, *, natural: bool, reached: bool) -> Synthesis:
         with self._llm_time():
             c = self.config
-            return synthesize(self.llm, self.question, state, natural=natural, chunks=self.answer_chunks(natural),
-                              facts=c.answer_facts, notes=c.facts_as_notes, usage=self.usage, max_tokens=c.max_tokens)
+            return synthesize(self.llm, self.question, state, natural=natural,
+                              chunks=self.answer_chunks(natural, reached), facts=c.answer_facts,
+                              notes=c.facts_as_notes, usage=self.usage, max_tokens=c.max_tokens)
 
-    def answer_chunks(self, natural: bool) -> tuple[Chunk, ...]:
+    def reading(self, *, reached: bool) -> int:
+        """How many passages the answer reads: ``answer_passages`` when the chain reached its
+        answer hop (the question's best and each hop's are among them); after a stop short of
+        it, or a rejected plan, at least as many as chunk RAG reads (``k_chunks``)."""
+        n = self.config.answer_passages
+        return n if reached or not n else max(n, self.config.k_chunks)
+
+    def answer_chunks(self, natural: bool, reached: bool) -> tuple[Chunk, ...]:
         """Passages for the answer: none after natural completion (the paper's path) unless
-        ``passages_when_complete``; otherwise ``answer_passages`` taken in turn from the
+        ``passages_when_complete``; otherwise ``reading`` passages taken in turn from the
         question's own best passages and each round's retrieval, best first (so the answer
-        reads the question's best passage and each hop's); the paper's last-round chunks when 0."""
+        reads the question's best passage and each hop's); the paper's last-round chunks when
+        ``answer_passages`` is 0."""
         c = self.config
         if not c.synth_chunks or (natural and not c.passages_when_complete):
             return ()
         if not c.answer_passages:
             return self.evidence[-1].chunks if self.evidence else ()
+        n = self.reading(reached=reached)
         lists = [self.passages] + [ev.chunks for ev in self.evidence]
         picked: dict[str, Chunk] = {}
         for rank in range(max(len(x) for x in lists)):
             for chunks in lists:
-                if rank < len(chunks) and len(picked) < c.answer_passages:
+                if rank < len(chunks) and len(picked) < n:
                     picked.setdefault(chunks[rank].id, chunks[rank])
         return tuple(picked.values())
 
@@ -250,7 +262,7 @@ class Run:
             answer_chunks=[ChunkRef(c.id, c.title) for c in synthesis.chunks],
             grounding=[prop_ref(p) for p in self.grounding.propositions] if self.grounding else [],
             model=getattr(self.llm, "name", ""),
-            prompts=prompt_hashes(PROMPTS),
+            prompts=prompt_hashes(PROMPTS, data=(EXAMPLES,)),
         )
 
     def _decomposition_record(self) -> DecompositionRecord:

@@ -18,6 +18,9 @@ from t2rag.query.state import Binding, QueryState, Support, TrackedTriple, canon
 from t2rag.types import Chunk, Message, Usage
 
 PROMPT = "resolve"
+# A reply names a few placeholders with short values (under 60 tokens each); one that runs to
+# the general reply budget is a model looping, and its re-ask would loop as long again.
+REPLY_TOKENS = 256
 
 def schema(open_names: set[str]) -> dict[str, Any]:
     """The reply schema; constrained decoding can only name placeholders that are still open."""
@@ -260,11 +263,12 @@ def resolve(
     the best facts; all when None) are shown too, as many as fit the model's context."""
     names = targets(state, in_order=in_order, one_hop=one_hop)
     chunks = (evidence.chunks[:passages] if passages is not None else evidence.chunks) if lookback else ()
+    reply = min(max_tokens, REPLY_TOKENS)
     messages, _ = fit_passages(llm, lambda cs: render(question, state, evidence, cs, names), chunks,
-                               max_tokens=max_tokens, stage="resolve", usage=usage)
+                               max_tokens=reply, stage="resolve", usage=usage)
     try:
         entries, _ = ask_json(llm, messages, schema(names), _entries, stage="resolve", usage=usage,
-                              max_tokens=max_tokens)
+                              max_tokens=reply)
     except ParseError as e:
         return Resolution(error=f"resolve: {e}")
     return validate(entries, state, evidence, round_no, in_order=in_order, names=names)

@@ -121,6 +121,11 @@ class Retriever:
             return evidence.chunks[:k]
         return tuple(found[cid] for cid, _ in ranked if cid in found)
 
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """The embedder's vectors for ``texts``, under the retriever's lock."""
+        with self._lock:
+            return self.embedder.embed(texts)
+
     def chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         with self._lock:
             return self.store.get_chunks(ids)
