@@ -176,6 +176,16 @@ def test_searchable_then_question_fallback_for_remaining_fuzzy(index_dir: Path) 
     assert [r.mode for r in a.rounds] == ["triples", "question"] and a.termination == "early_stop"
 
 
+def test_without_the_question_fallback_a_broken_chain_stops_and_reads(index_dir: Path) -> None:
+    decomposition = {"triples": [["Inception", "score composed by", "?composer"], ["?x", "lives in", "?y"]]}
+    llm = scripted(decomposition)
+    a = ask(index_dir, llm, question_fallback=False, answer_passages=5, synth_chunks=True)
+    assert [r.mode for r in a.rounds] == ["triples"] and a.termination == "early_stop"
+    assert len(prompts(llm, "Retrieved facts:")) == 1 and a.answer_path == "facts+passages"
+    fuzzy_only = ask(index_dir, scripted({"triples": [["?film", "directed by", "?director"]]}), question_fallback=False)
+    assert fuzzy_only.rounds == [] and fuzzy_only.termination == "early_stop"
+
+
 def test_malformed_decomposition_reasks_then_uses_the_question(index_dir: Path) -> None:
     llm = scripted("I think the triples are: none")
     a = ask(index_dir, llm, "Where was Christopher Nolan born?")

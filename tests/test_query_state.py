@@ -118,6 +118,9 @@ def test_stop_reasons() -> None:
     fuzzy_only = apply_bindings(fresh, [], 1)
     assert stop_reason(fuzzy_only, 1, 3) is None
     assert stop_reason(fuzzy_only, 1, 3, stalled=True) == "early_stop"
+    # without the question fallback a broken chain ends at once
+    assert stop_reason(fuzzy_only, 1, 3, fallback=False) == "early_stop"
+    assert stop_reason(fresh, 0, 3, fallback=False) is None
 
 
 def test_search_plan_triples_or_question_fallback() -> None:

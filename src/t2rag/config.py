@@ -96,14 +96,15 @@ class QueryConfig:
     """The online algorithm's knobs (paper defaults: N = 3 rounds, k = 5 unique chunks).
 
     Beyond the paper, on by default because they were measured to help a small model (README,
-    "What each change bought"): ``hybrid`` evidence (dense + BM25 fused), ``grounded``
-    decomposition (the model sees the top facts retrieved for the question first), bounded
-    resolve prompts (``resolve_facts``, ``lookback_passages``) and the never-worse answer path
+    "What each change bought"): ``hybrid`` evidence (dense + BM25 fused), worked examples of
+    the question's shape (``decompose_examples``), bounded resolve prompts (``resolve_facts``,
+    ``lookback_passages``) and the never-worse answer path
     (``answer_passages``: the answer reads the question's own best passages beside the facts;
     ``reject_failed_plans``: a plan that fails its checks is answered as chunk RAG would;
     ``facts_as_notes``: the answer reads the passages first and the facts as notes to check),
-    one placeholder hop per resolve call (``one_hop``) and the last hop read by the answer step
-    (``read_last_hop``)."""
+    one placeholder hop per resolve call (``one_hop``), the last hop read by the answer step
+    (``read_last_hop``) and a broken chain answered by reading, not by the paper's question
+    round (``question_fallback`` off)."""
 
     rounds: int = 3
     k_chunks: int = 5
@@ -114,6 +115,11 @@ class QueryConfig:
     # Not in the paper: round 1 also searches with the question itself, pooled with the query
     # triples under the same chunk budget (a guard against a decomposition that misses a hop).
     question_query: bool = False
+    # The paper's fallback: when no triple is searchable but fuzzy ones (two unknowns) remain, a
+    # round searches with the question and may bind them. Off: the chain stops there and the
+    # answer reads the question's passages (the 1.5B model's fallback rounds answered 7 of 35
+    # dev questions, chunk RAG 9 of them, at ~1,000 extra tokens each).
+    question_fallback: bool = False
     hybrid: bool = True  # fuse dense and BM25 rankings of propositions (reciprocal rank fusion)
     grounded: bool = False  # decompose after seeing the top facts retrieved for the question
     check_decomposition: bool = True  # name ?answer by rule, record what fails decompose.check
@@ -121,7 +127,7 @@ class QueryConfig:
     ground_facts: int = 6  # how many of those facts the decomposition prompt shows
     # Worked examples the decomposition prompt shows: those of the question's shape nearest in
     # meaning (query/decompose.py ``pick_examples``); 0 shows the whole pool.
-    decompose_examples: int = 3
+    decompose_examples: int = 2
     resolve_facts: int = 8  # at most this many retrieved facts per resolve call
     lookback_passages: int = 1  # source passages (of the best facts) per resolve call
     # Passages the answer reads, taken in turn from the question's own best (its chunk ranking

@@ -9,7 +9,8 @@ from typing import Any
 PAPER: dict[str, Any] = {"hybrid": False, "grounded": False, "check_decomposition": False, "resolve_facts": 0,
                          "lookback_passages": 5, "answer_passages": 0, "passages_when_complete": False,
                          "reject_failed_plans": False, "facts_as_notes": False,
-                         "read_last_hop": False, "one_hop": False}
+                         "read_last_hop": False, "one_hop": False, "decompose_examples": 0,
+                         "question_fallback": True}
 T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
@@ -30,7 +31,9 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_factsfirst": {"facts_as_notes": False},  # the answer reads the facts first, passages as support
     "t2rag_nolasthop": {"read_last_hop": False},  # ?answer is resolved by a call of its own, then answered
     "t2rag_anyhop": {"one_hop": False},  # a resolve call may fill any open placeholder, ?answer too
-    "t2rag_3passages": {"answer_passages": 3},  # the answer reads 3 passages, not 5 (a cost measurement)
+    "t2rag_3passages": {"answer_passages": 3},  # the answer reads 3 passages, not 4 (a cost measurement)
+    "t2rag_fallback": {"question_fallback": True},  # the paper's question round when the chain breaks
+    "t2rag_allexamples": {"decompose_examples": 0},  # the decomposition sees every worked example
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

@@ -73,8 +73,8 @@ def pick_examples(question: str, k: int, embed: Embed | None = None) -> tuple[Ex
     """The ``k`` worked examples a question is shown (all when ``k`` is 0 or no ``embed``):
     those of its shape first (``question_shape``; a comparison also sees the nearest open
     question, whose chain its triples imitate), nearest in meaning within a shape, in pool
-    order. Three near examples cost a third of the tokens of the pool and show the shape
-    the model must copy."""
+    order. A few near examples cost a fraction of the pool's tokens and still show the
+    shape the model must copy."""
     pool = examples()
     if not k or embed is None or k >= len(pool):
         return pool

@@ -8,7 +8,9 @@ Termination (``stop_reason``) is checked before every round, in this order:
 * ``early_stop`` -- no further progress is possible: no triple became searchable in the last
   round (``to_search`` is empty) and no fuzzy triple is left, so the searchable triples that
   remain were already searched and stayed unresolved. Also when a question-fallback round
-  (fuzzy triples only) bound nothing: the next round would send the same request again.
+  (fuzzy triples only) bound nothing: the next round would send the same request again. And,
+  unless ``QueryConfig.question_fallback``, as soon as nothing is newly searchable even though
+  fuzzy triples are left: the chain is broken, and the answer reads the question's passages.
 * ``max_rounds`` -- N rounds ran and work remained that another round could have done.
 * ``last_hop``   -- (``QueryConfig.read_last_hop``) every pending triple is searchable and asks
   for ``?answer``: that round retrieves as usual but skips the resolve call, and the answer step
@@ -61,7 +63,8 @@ def answer_question(
     state = initial_state(plan.triples)
     if run.config.reject_failed_plans and (plan.problems or plan.fallback):
         return run.finish(state, "plan_rejected", run.read())
-    reason = stop_reason(state, 0, run.config.rounds)
+    fallback = run.config.question_fallback
+    reason = stop_reason(state, 0, run.config.rounds, fallback=fallback)
     while reason is None:
         mode, searched, queries = search_plan(state, question,
                                               with_question=run.config.question_query and run.round_no == 0)
@@ -76,16 +79,19 @@ def answer_question(
         run.record(mode, searched, state, updated, evidence, resolution)
         stalled = mode == "question" and len(updated.bindings) == len(state.bindings)
         state = updated
-        reason = stop_reason(state, run.round_no, run.config.rounds, stalled=stalled)
+        reason = stop_reason(state, run.round_no, run.config.rounds, stalled=stalled, fallback=fallback)
     return run.finish(state, reason, run.synthesize(state, natural=reason == "complete",
                                                     reached=reason in ("complete", "last_hop")))
 
 
-def stop_reason(state: QueryState, rounds_done: int, max_rounds: int, *, stalled: bool = False) -> Termination | None:
-    """Why to stop now, or None to run another round (see the module docstring)."""
+def stop_reason(
+    state: QueryState, rounds_done: int, max_rounds: int, *, stalled: bool = False, fallback: bool = True,
+) -> Termination | None:
+    """Why to stop now, or None to run another round (see the module docstring); without
+    ``fallback`` no round searches with the question when no triple is searchable."""
     if state.complete:
         return "complete"
-    if (not state.to_search and not state.fuzzy) or stalled:
+    if (not state.to_search and (not state.fuzzy or not fallback)) or stalled:
         return "early_stop"
     if rounds_done >= max_rounds:
         return "max_rounds"
