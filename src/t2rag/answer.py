@@ -130,7 +130,8 @@ class Answer:
     errors: list[str] = field(default_factory=list)  # every stage's recovered failure, in order
     model: str = ""  # the LLM's name
     prompts: dict[str, str] = field(default_factory=dict)  # prompt name -> hash
-    answer_path: str = "facts"  # "facts": resolved triples only; "facts+passages": passages too
+    # "facts": resolved triples only; "facts+passages": passages too; "passages": read alone (rejected plan)
+    answer_path: str = "facts"
     answer_chunks: list[ChunkRef] = field(default_factory=list)  # the passages the answer read
     grounding: list[PropositionRef] = field(default_factory=list)  # retrieved for the question itself
 
