@@ -117,8 +117,8 @@ class QueryConfig:
     question_query: bool = False
     # The paper's fallback: when no triple is searchable but fuzzy ones (two unknowns) remain, a
     # round searches with the question and may bind them. Off: the chain stops there and the
-    # answer reads the question's passages (the 1.5B model's fallback rounds answered 7 of 35
-    # dev questions, chunk RAG 9 of them, at ~1,000 extra tokens each).
+    # answer reads the facts so far and k_chunks passages (the 1.5B model's fallback rounds
+    # answered 7 of 35 dev questions, chunk RAG 9 of them, at ~1,000 extra tokens each).
     question_fallback: bool = False
     hybrid: bool = True  # fuse dense and BM25 rankings of propositions (reciprocal rank fusion)
     grounded: bool = False  # decompose after seeing the top facts retrieved for the question
