@@ -52,5 +52,6 @@ def test_small_model_answers_with_a_well_formed_answer(tmp_path: Path) -> None:
     assert a.answer_path == "facts+passages" and "Christopher Nolan" in [c.title for c in a.answer_chunks]
     assert any("?" in term for t in a.decomposition.triples for term in t)
     assert 1 <= len(a.rounds) <= 3 and a.decomposition.triples
-    assert a.usage["decompose"]["calls"] >= 1 and a.usage["answer"]["calls"] == 1
+    # one answer call, or two when the 0.5B model copied the prompt's example answer (asked again once)
+    assert a.usage["decompose"]["calls"] >= 1 and a.usage["answer"]["calls"] in (1, 2)
     assert Answer.from_dict(json.loads(json.dumps(a.to_dict()))) == a
