@@ -17,8 +17,8 @@ HOT=results/hotpotqa-local-small/openie-local-small.json
 MUS=../shared/data/musique_openie_gpt-3.5-turbo-1106.json
 bench musique "$MUS" standard,ircot,t2rag 70
 bench hotpotqa "$HOT" standard,ircot,t2rag 70
-bench musique "$MUS" t2rag_single,t2rag_nolookback,t2rag_fallback 30
-bench hotpotqa "$HOT" t2rag_single,t2rag_nolookback,t2rag_fallback 30
+bench musique "$MUS" t2rag_single,t2rag_nolookback,t2rag_fallback,t2rag_allexamples 30
+bench hotpotqa "$HOT" t2rag_single,t2rag_nolookback,t2rag_fallback,t2rag_allexamples 30
 for ds in musique hotpotqa; do
   .venv/bin/python benchmarks/failures.py "results/$ds-local" --data-dir ../shared/data --method t2rag
 done
