@@ -10,7 +10,8 @@ Termination (``stop_reason``) is checked before every round, in this order:
   remain were already searched and stayed unresolved. Also when a question-fallback round
   (fuzzy triples only) bound nothing: the next round would send the same request again. And,
   unless ``QueryConfig.question_fallback``, as soon as nothing is newly searchable even though
-  fuzzy triples are left: the chain is broken, and the answer reads the question's passages.
+  fuzzy triples are left: the chain is broken, and the answer reads the facts so far beside
+  ``k_chunks`` passages.
 * ``max_rounds`` -- N rounds ran and work remained that another round could have done.
 * ``last_hop``   -- (``QueryConfig.read_last_hop``) every pending triple is searchable and asks
   for ``?answer``: that round retrieves as usual but skips the resolve call, and the answer step
