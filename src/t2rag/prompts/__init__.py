@@ -28,7 +28,7 @@ class Prompt:
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256((self.system + "\x00" + self.user).encode()).hexdigest()[:12]
+        return _digest(self.system + "\x00" + self.user)
 
     def render(self, **variables: object) -> list[Message]:
         try:
@@ -45,13 +45,23 @@ class Prompt:
         return messages
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@cache
+def _read(filename: str, what: str) -> str:
+    """A file of this package; a missing one is a ConfigError naming ``what``."""
+    try:
+        return resources.files(__package__).joinpath(filename).read_text("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"no {what}") from None
+
+
 @cache
 def load(name: str) -> Prompt:
     """Load ``prompts/NAME.txt`` from the package."""
-    try:
-        text = resources.files(__package__).joinpath(f"{name}.txt").read_text("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"no prompt named {name!r}") from None
+    text = _read(f"{name}.txt", f"prompt named {name!r}")
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for line in text.splitlines():
@@ -65,12 +75,8 @@ def load(name: str) -> Prompt:
     return Prompt(name, "\n".join(sections.get("system", [])), "\n".join(sections["user"]))
 
 
-@cache
 def _data_text(name: str) -> str:
-    try:
-        return resources.files(__package__).joinpath(f"{name}.json").read_text("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"no prompt data named {name!r}") from None
+    return _read(f"{name}.json", f"prompt data named {name!r}")
 
 
 def load_data(name: str) -> Any:
@@ -80,5 +86,4 @@ def load_data(name: str) -> Any:
 
 def prompt_hashes(names: list[str], data: tuple[str, ...] = ()) -> dict[str, str]:
     """The version of each named prompt and of each prompt ``data`` file."""
-    return {n: load(n).hash for n in names} | {d: hashlib.sha256(_data_text(d).encode()).hexdigest()[:12]
-                                               for d in data}
+    return {n: load(n).hash for n in names} | {d: _digest(_data_text(d)) for d in data}
