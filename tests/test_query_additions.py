@@ -18,7 +18,7 @@ from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.index.lexical import LexicalIndex
 from t2rag.llm.scripted import ScriptedLLM
-from t2rag.query.decompose import check, examples, mark_answer, pick_examples, question_shape
+from t2rag.query.decompose import check, examples, mark_answer, pick_examples, prune, question_shape
 from t2rag.query.resolve import REPLY_TOKENS, validate
 from t2rag.query.retrieve import Evidence, fuse
 from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_state
@@ -273,7 +273,7 @@ def test_failed_checks_are_reasked_only_when_asked_to(index_dir: Path) -> None:
                                  (ANSWER_PROMPT, {"reasoning": "", "answer": "x"}),
                                  ("could not be used", good), ("Question:", Seq(bad, bad))])
         with T2RAG.open(index_dir, llm=llm) as rag:
-            a = rag.ask(q, {"reask_decomposition": reask})
+            a = rag.ask(q, {"reask_decomposition": reask, "plan_form": False})
         assert a.usage["decompose"]["calls"] == calls and len(a.decomposition.problems) == problems
         if reask:
             reasked = llm.calls[1]["messages"][-1]["content"]
@@ -289,8 +289,8 @@ def test_a_plan_that_fails_its_checks_is_not_run_the_passages_are_read(index_dir
         ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]]}),
     ])
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask("Who designed the Kell Bridge?")
-        kept = rag.ask("Who designed the Kell Bridge?", {"reject_failed_plans": False})
+        a = rag.ask("Who designed the Kell Bridge?", {"plan_form": False})
+        kept = rag.ask("Who designed the Kell Bridge?", {"reject_failed_plans": False, "plan_form": False})
     assert a.decomposition.problems and a.termination == "plan_rejected" and a.rounds == []
     assert a.answer == "Lena Ortiz" and a.answer_path == "passages"
     assert a.answer_chunks[0].title == "Kell Bridge"  # the question's own best passage first
@@ -340,7 +340,8 @@ def test_the_decomposition_is_shown_the_worked_examples_of_its_questions_shape(i
         with T2RAG.open(index_dir, llm=llm) as rag:
             rag.ask(q, {"decompose_examples": k})
         system = llm.calls[0]["messages"][0]["content"]
-        assert system.count("\nQuestion: ") == shown and system.count('{"triples": [[') == shown + 1
+        assert system.count("\nQuestion: ") == shown and system.count('"answer": [') == 1 + sum(  # the reply format and each example's answer triple
+            any(x[2] == "?answer" for x in e.triples) for e in (chain if k else pool))
 
 
 def test_the_answer_reads_fewer_passages_only_when_the_chain_reached_its_answer_hop(index_dir: Path) -> None:
@@ -348,8 +349,37 @@ def test_the_answer_reads_fewer_passages_only_when_the_chain_reached_its_answer_
     with T2RAG.open(index_dir, llm=scripted()) as rag:
         a = rag.ask("When was the designer of the Kell Bridge born?", cfg)
     assert a.termination in ("last_hop", "complete") and len(a.answer_chunks) == 1
-    broken = {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]]}
+    broken = {"steps": [], "answer": ["?someone", "designed", "?answer"]}  # nothing named to start from
     llm = ScriptedLLM(rules=[("Passages:\n", {"reasoning": "", "answer": "Lena Ortiz"}), ("Question:", broken)])
     with T2RAG.open(index_dir, llm=llm) as rag:
         b = rag.ask("Who designed the Kell Bridge?", cfg)
     assert b.termination == "plan_rejected" and len(b.answer_chunks) == 3  # as many as chunk RAG reads
+
+
+def test_an_open_plan_is_constrained_to_end_in_its_answer_triple(index_dir: Path) -> None:
+    from t2rag.query.decompose import COMPARE_PLAN, OPEN_PLAN
+
+    q = "When was the designer of the Kell Bridge born?"
+    plan = {"steps": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]],
+            "answer": ["?designer", "born in", "?answer"]}
+    llm = ScriptedLLM(rules=[("Placeholders to fill", {"bindings": []}),
+                             (ANSWER_PROMPT, {"reasoning": "", "answer": "x"}), ("Question:", plan)])
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask(q)
+        rag.ask("Which is older, Kell Bridge or Varn?")
+    assert llm.calls[0]["schema"] == OPEN_PLAN and any(c["schema"] == COMPARE_PLAN for c in llm.calls)
+    assert OPEN_PLAN["properties"]["answer"]["prefixItems"][2] == {"const": "?answer"}
+    # the unlinked step is dropped, not a reason to reject the plan
+    assert a.decomposition.triples == [plan["steps"][0], plan["answer"]] and not a.decomposition.problems
+    assert a.termination != "plan_rejected"
+
+
+def test_plan_form_checks_givens_and_a_starting_triple() -> None:
+    q = "If Gallu is a demon, what is Lilu?"
+    given = [QueryTriple("Gallu", "is", "a demon"), QueryTriple("Lilu", "is", "?answer")]
+    assert check(q, given, givens=True) == [] and check(q, given)  # a stated fact needs no link
+    floating = prune([QueryTriple("?x", "type of", "?answer")])
+    assert any("start from a name" in p for p in check(q, floating, givens=True))
+    chain = [QueryTriple("Varn", "founded by", "?f"), QueryTriple("Oster", "mayor", "?m"),
+             QueryTriple("?f", "born in", "?answer"), QueryTriple("Kell", "is", "old")]
+    assert prune(chain) == [chain[0], chain[2], chain[3]]

@@ -152,6 +152,11 @@ class QueryConfig:
     # every open placeholder, a 1.5B model fills ?answer with the first hop's value
     # ('American Psychological Association' as the association's first president).
     one_hop: bool = True
+    # The decomposition reply is constrained to its question shape's plan form: an open
+    # question's plan ends in a required answer triple whose object is ?answer; a comparison
+    # has a triple per item. Triples linked to nothing the answer needs are dropped and the
+    # question's own statements are givens (query/decompose.py). Off: a free list of triples.
+    plan_form: bool = True
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:

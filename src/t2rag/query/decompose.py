@@ -22,7 +22,11 @@ PROMPT = "decompose"
 EXAMPLES = "decompose_examples"  # worked examples (prompts/decompose_examples.json)
 MAX_TRIPLES = 8  # a factoid question needs a handful; more is a runaway reply
 
-SCHEMA: dict[str, Any] = {
+ANSWER_PLACEHOLDER = "?answer"
+_TERM: dict[str, Any] = {"type": "string", "minLength": 1}
+_TRIPLE: dict[str, Any] = {"type": "array", "items": _TERM, "minItems": 3, "maxItems": 3}
+
+SCHEMA: dict[str, Any] = {  # the free form: any list of triples
     "type": "object",
     "properties": {
         "triples": {
@@ -35,7 +39,31 @@ SCHEMA: dict[str, Any] = {
     "required": ["triples"],
 }
 
-ANSWER_PLACEHOLDER = "?answer"
+# The plan forms (``plan_form``): the shape of the reply itself carries what the checks used to
+# test afterwards. An open question's plan ends in its own required answer triple whose object
+# is ?answer (the grammar writes it, the model cannot leave it out); a comparison or yes/no
+# question's plan has a triple per compared item, at least two.
+OPEN_PLAN: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "steps": {"type": "array", "maxItems": MAX_TRIPLES - 1, "items": _TRIPLE},
+        "answer": {"type": "array", "prefixItems": [_TERM, _TERM, {"const": ANSWER_PLACEHOLDER}],
+                   "items": False, "minItems": 3, "maxItems": 3},
+    },
+    "required": ["steps", "answer"],
+}
+COMPARE_PLAN: dict[str, Any] = {
+    "type": "object",
+    "properties": {"triples": {"type": "array", "minItems": 2, "maxItems": MAX_TRIPLES, "items": _TRIPLE}},
+    "required": ["triples"],
+}
+REPLY_FREE = 'Reply with JSON only: {"triples": [["subject", "predicate", "object"], ...]}'
+REPLY_OPEN = ('Reply with JSON only: {"steps": [["subject", "predicate", "object"], ...], '
+              '"answer": ["subject", "predicate", "?answer"]}. The steps are the lookups that lead to '
+              'the answer, in order (none when the question names what the answer is about); "answer" '
+              'is the one fact that gives what the question asks.')
+REPLY_COMPARE = ('Reply with JSON only: {"triples": [["subject", "predicate", "object"], ...]}, '
+                 'at least one triple per compared item.')
 
 
 @dataclass(frozen=True)
@@ -56,8 +84,17 @@ class Example:
     question: str
     triples: tuple[tuple[str, str, str], ...]
 
-    def render(self) -> str:
-        return f"Question: {self.question}\n" + json.dumps({"triples": [list(t) for t in self.triples]})
+    def render(self, open_form: bool = False) -> str:
+        """The example as the model should reply: in the open plan form (``OPEN_PLAN``) when
+        ``open_form`` and it has an answer triple, else as a list of triples."""
+        return f"Question: {self.question}\n" + json.dumps(self.reply(open_form))
+
+    def reply(self, open_form: bool) -> dict[str, Any]:
+        last = max((i for i, t in enumerate(self.triples) if t[2] == ANSWER_PLACEHOLDER), default=None)
+        if not open_form or last is None:
+            return {"triples": [list(t) for t in self.triples]}
+        steps = [list(t) for i, t in enumerate(self.triples) if i != last]
+        return {"steps": steps, "answer": list(self.triples[last])}
 
 
 @cache
@@ -104,8 +141,13 @@ def _parts(item: Any) -> list[str]:
 
 
 def parse_triples(data: Any) -> list[QueryTriple]:
-    """Turn the model's JSON into query triples; raises ValueError on a shape worth re-asking."""
-    items = data.get("triples") if isinstance(data, dict) else data
+    """Turn the model's JSON (a triples list, or an open plan's steps and answer) into query
+    triples; raises ValueError on a shape worth re-asking."""
+    if isinstance(data, dict) and "answer" in data and "triples" not in data:
+        steps = data.get("steps") or []
+        items = (steps if isinstance(steps, list) else [steps]) + [data["answer"]]
+    else:
+        items = data.get("triples") if isinstance(data, dict) else data
     if not isinstance(items, list) or not items:
         raise ValueError("expected a non-empty 'triples' list")
     triples = []
@@ -143,7 +185,7 @@ def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
 def decompose(
     llm: LLM, question: str, *, usage: Usage | None = None, max_tokens: int = 512,
     grounding: Sequence[str] = (), checked: bool = True, reask: bool = False,
-    shown: Sequence[Example] | None = None,
+    shown: Sequence[Example] | None = None, plan_form: bool = False,
 ) -> Decomposition:
     """Decompose ``question``; on unusable output (after one re-ask) fall back to the question.
 
@@ -152,31 +194,42 @@ def decompose(
     parses but fails a ``check`` is kept with its problems recorded, or (``reask``) first asked
     again once with the problems named. A decomposition without any unknown (a claim
     to verify) also gets the question as a query, so some evidence is retrieved. ``shown``
-    are the worked examples in the prompt (default: the whole pool)."""
+    are the worked examples in the prompt (default: the whole pool). With ``plan_form`` the
+    reply is constrained to its shape's plan form (``OPEN_PLAN``, ``COMPARE_PLAN``), triples
+    that link to nothing the answer needs are dropped (``prune``) and triples the question
+    states outright are givens, not failures."""
     lines = "".join(f"- {g}\n" for g in grounding)
     facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
-    worked = "\n".join(e.render() for e in (examples() if shown is None else shown))
-    messages = load(PROMPT).render(question=question.strip(), grounding=facts, examples=worked)
+    shape = question_shape(question)
+    open_form = plan_form and shape == "open"
+    schema = SCHEMA if not plan_form else OPEN_PLAN if open_form else COMPARE_PLAN
+    reply = REPLY_FREE if not plan_form else REPLY_OPEN if open_form else REPLY_COMPARE
+    worked = "\n".join(e.render(open_form) for e in (examples() if shown is None else shown))
+    messages = load(PROMPT).render(question=question.strip(), grounding=facts, examples=worked, reply=reply)
+
+    def repaired(triples: list[QueryTriple]) -> list[QueryTriple]:
+        triples = mark_answer(question, triples)
+        return prune(triples) if plan_form and shape == "open" else triples
 
     def convert(data: Any) -> list[QueryTriple]:
         triples = parse_triples(data)
         if checked and reask:  # a failed check becomes a targeted re-ask (the repair comes after)
-            problems = check(question, mark_answer(question, triples))
+            problems = check(question, repaired(triples), givens=plan_form)
             if problems:
                 raise ValueError("; ".join(problems))
         return triples
 
     problems: tuple[str, ...] = ()
     try:
-        triples, _ = ask_json(llm, messages, SCHEMA, convert, stage="decompose", usage=usage, max_tokens=max_tokens)
+        triples, _ = ask_json(llm, messages, schema, convert, stage="decompose", usage=usage, max_tokens=max_tokens)
     except ParseError as e:
         try:  # the re-ask still failed a check: keep its triples if they are triples at all
             triples = parse_triples(parse_json_lenient(e.raw))
         except (ParseError, ValueError):
             return Decomposition((question_triple(question),), fallback=True, error=str(e))
     if checked:
-        triples = mark_answer(question, triples)
-        problems = tuple(check(question, triples))
+        triples = repaired(triples)
+        problems = tuple(check(question, triples, givens=plan_form))
     if not any(t.placeholders for t in triples):
         triples.append(question_triple(question))
     return Decomposition(tuple(triples), problems=problems)
@@ -196,12 +249,14 @@ def question_shape(question: str) -> str:
     return "open"
 
 
-def check(question: str, triples: Sequence[QueryTriple]) -> list[str]:
+def check(question: str, triples: Sequence[QueryTriple], *, givens: bool = False) -> list[str]:
     """What makes a decomposition unusable, as short instructions for the re-ask (empty: fine).
 
     Every triple has three parts; no part restates the question; an open question has the
     ?answer placeholder and every triple connects to it through shared placeholders; a
-    comparison or yes/no question has a triple per compared item (at least two)."""
+    comparison or yes/no question has a triple per compared item (at least two). With
+    ``givens``, a triple without unknowns (a fact the question states) needs no link, and an
+    open plan must have a triple to start from (one unknown, the rest named)."""
     problems = []
     if any(not all(t.terms()) for t in triples):
         problems.append("every triple needs a subject, a predicate and an object")
@@ -218,8 +273,10 @@ def check(question: str, triples: Sequence[QueryTriple]) -> list[str]:
         names = [set(t.placeholders) for t in triples]
         if not any(ANSWER_PLACEHOLDER in n for n in names):
             problems.append(f"use {ANSWER_PLACEHOLDER} for what the question asks")
-        elif not _connected(names):
+        elif not _connected([n for n in names if n or not givens]):
             problems.append(f"link every triple to {ANSWER_PLACEHOLDER} through shared placeholders")
+        elif givens and not any(len(n) == 1 for n in names):
+            problems.append("start from a name the question gives: one triple with a single unknown")
     elif len(triples) < 2:
         problems.append("write one triple per compared item")
     return problems
@@ -238,6 +295,24 @@ def mark_answer(question: str, triples: list[QueryTriple]) -> list[QueryTriple]:
     if len(last) != 1:
         return triples
     return [t.substitute({last[0]: ANSWER_PLACEHOLDER}) for t in triples]
+
+
+def prune(triples: list[QueryTriple]) -> list[QueryTriple]:
+    """Drop the triples whose unknowns never reach ?answer through shared placeholders: they
+    bind nothing the answer depends on, and running them only spends calls and adds facts
+    that can mislead. Givens (no unknown) stay as stated context. Without ?answer, unchanged."""
+    if not any(ANSWER_PLACEHOLDER in t.placeholders for t in triples):
+        return triples
+    reached = {ANSWER_PLACEHOLDER}
+    grew = True
+    while grew:
+        grew = False
+        for t in triples:
+            names = set(t.placeholders)
+            if names & reached and not names <= reached:
+                reached |= names
+                grew = True
+    return [t for t in triples if not t.placeholders or set(t.placeholders) & reached]
 
 
 def _connected(names: list[set[str]]) -> bool:
