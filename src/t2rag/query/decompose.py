@@ -143,6 +143,7 @@ def _parts(item: Any) -> list[str]:
 def parse_triples(data: Any) -> list[QueryTriple]:
     """Turn the model's JSON (a triples list, or an open plan's steps and answer) into query
     triples; raises ValueError on a shape worth re-asking."""
+    items: Any
     if isinstance(data, dict) and "answer" in data and "triples" not in data:
         steps = data.get("steps") or []
         items = (steps if isinstance(steps, list) else [steps]) + [data["answer"]]
