@@ -74,6 +74,13 @@ def test_ask_questions_file_is_resumable(index: Path, tmp_path: Path, capsys: An
         f.write('{"id": "torn')  # a line cut short by a kill
     code, out, _ = run(["ask", str(index), "--questions", str(qfile), "--out", str(out_file), "-q"], capsys)
     assert code == 0 and "answered 0 questions (2 already" in out
+    # a disk that filled mid-line: the second answer is half written; the rerun repairs the tail
+    lines = out_file.read_text().splitlines()
+    out_file.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])
+    code, out, _ = run(["ask", str(index), "--questions", str(qfile), "--out", str(out_file), "-q"], capsys)
+    assert code == 0 and "answered 1 questions (1 already" in out
+    rows = [json.loads(line) for line in out_file.read_text().splitlines()]  # every line parses
+    assert sorted(r["id"] for r in rows) == ["1", "a"]
 
 
 @pytest.mark.parametrize(

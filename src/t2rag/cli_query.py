@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from importlib import resources
@@ -17,6 +16,7 @@ from t2rag.api import check_question
 from t2rag.config import INDEX_HELP
 from t2rag.errors import InputError, UsageError
 from t2rag.llm.structured import loads
+from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append
 
 
 def _query_args(p: argparse.ArgumentParser) -> None:
@@ -126,15 +126,9 @@ def read_questions(path: Path) -> list[dict[str, str]]:
 
 
 def _done_ids(out: Path) -> set[str]:
-    if not out.exists():
-        return set()
-    done = set()
-    for line in out.read_text("utf-8").splitlines():
-        try:
-            done.add(str(json.loads(line)["id"]))
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut short by a kill: that question is answered again
-    return done
+    """Ids already answered in ``out`` (a torn last line is cut off when the file is reopened,
+    and its question answered again; a device such as /dev/stdout holds none)."""
+    return {str(row["id"]) for row in jsonl_rows(out) if "id" in row}
 
 
 def _progress_line(event: Any) -> None:
@@ -176,26 +170,27 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _ask_file(rag: Any, args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     questions = read_questions(Path(args.questions))
     out = Path(args.out)
-    done = _done_ids(out)
-    todo = [q for q in questions if q["id"] not in done]
-    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q", file=sys.stderr,
-               disable=args.quiet)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", encoding="utf-8") as f:
-        def write(i: int, a: Answer) -> None:
-            f.write(json.dumps({"id": todo[i]["id"], **a.to_dict()}, ensure_ascii=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-            bar.update(1)
-
-        rag.ask_many([q["question"] for q in todo], _config(args), on_answer=write)
-    bar.close()
+    with open_jsonl_for_append(out) as f:  # first: a torn tail is cut before ids are read
+        done = _done_ids(out)
+        todo = [q for q in questions if q["id"] not in done]
+        _answer_into(f, rag, todo, len(questions), args)
     print(f"answered {len(todo)} questions ({len(done)} already in {out})")
     return 0
+
+
+def _answer_into(f: Any, rag: Any, todo: list[dict[str, str]], total: int, args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, initial=total - len(todo), unit="q", file=sys.stderr, disable=args.quiet)
+
+    def write(i: int, a: Answer) -> None:
+        append_line(f, {"id": todo[i]["id"], **a.to_dict()})
+        bar.update(1)
+
+    rag.ask_many([q["question"] for q in todo], _config(args), on_answer=write)
+    bar.close()
 
 
 # --- demo ------------------------------------------------------------------------------

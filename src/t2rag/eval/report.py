@@ -9,6 +9,7 @@ from typing import Any
 from t2rag.errors import InputError
 from t2rag.eval import T2RAG_CONFIGS
 from t2rag.eval.metrics import RECALL_KS, summarize
+from t2rag.outfile import write_text
 
 TABLE_COLUMNS = ("method", "n", "EM", "F1", "R@5", "LLM calls/q", "prompt tok/q", "completion tok/q", "s/q",
                  "errors")
@@ -257,5 +258,5 @@ def render_report(run_dirs: list[Path], out: Path | None = None) -> str:
     plot_em(runs, target / EM_CHART)
     plot_em_vs_tokens(runs, target / COST_CHART)
     text = render_markdown(runs, [EM_CHART, COST_CHART], load_predictions(dirs[0]) if len(dirs) == 1 else None)
-    (target / "report.md").write_text(text, encoding="utf-8")
+    write_text(target / "report.md", text)
     return text

@@ -9,7 +9,6 @@ answered question, so a killed run continues where it stopped), ``metrics.json``
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -28,6 +27,7 @@ from t2rag.eval.methods import METHODS, build_index, make_methods
 from t2rag.eval.metrics import best_em, best_f1, recall_at_k
 from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.registry import get_llm, with_cache
+from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append, repair_torn_tail
 from t2rag.types import Usage
 
 LLMLike = str | LLM
@@ -140,19 +140,8 @@ def _append_json_list(path: Path, item: dict[str, Any]) -> None:
 
 def answered_ids(path: Path) -> set[str]:
     """Ids already in a predictions file; a torn last line (a kill mid-write) is cut off."""
-    if not path.exists():
-        return set()
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        keep = data.rfind(b"\n") + 1
-        with path.open("r+b") as f:
-            f.truncate(keep)
-        data = data[:keep]
-    ids = set()
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            ids.add(str(json.loads(line)["id"]))
-    return ids
+    repair_torn_tail(path)
+    return {str(row["id"]) for row in jsonl_rows(path) if "id" in row}
 
 
 def score(sample: Sample, pred: Prediction, seconds: float) -> dict[str, Any]:
@@ -202,10 +191,8 @@ def run_method(
         pred = _predict(method, sample.question)
         return score(sample, pred, time.perf_counter() - t0)
 
-    with bar, path.open("a", encoding="utf-8") as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
+    with bar, open_jsonl_for_append(path) as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
         for row in pool.map(answer, todo):
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+            append_line(f, row)
             bar.update(1)
     return len(todo)

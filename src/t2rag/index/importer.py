@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from pathlib import Path
 from t2rag.errors import InputError
 from t2rag.index.corpus import has_surrogates
 from t2rag.llm.structured import loads, scalar_text
+from t2rag.outfile import write_text
 from t2rag.types import Chunk, Triple
 
 
@@ -116,20 +116,14 @@ def load_openie(path: str | Path) -> dict[str, Extraction]:
 
 def write_openie(path: str | Path, extractions: Iterable[tuple[Chunk, Extraction]]) -> int:
     """Write extractions as a HippoRAG2 OpenIE file (``docs[{idx, passage, extracted_entities,
-    extracted_triples}]``) that ``load_openie`` (and HippoRAG2) reads back. The file is written
-    to a temporary name and renamed, so an interrupted export leaves no half file. Returns the
-    number of passages written."""
+    extracted_triples}]``) that ``load_openie`` (and HippoRAG2) reads back. A regular file is
+    written to a temporary name and renamed, so an interrupted export leaves no half file; a
+    device or FIFO is written through (``t2rag.outfile``). Returns the number of passages written."""
     p = Path(path)
     docs = [
         {"idx": c.id, "passage": c.passage, "extracted_entities": ex.entities,
          "extracted_triples": [t.as_list() for t in ex.triples]}
         for c, ex in extractions
     ]
-    tmp = p.with_name(p.name + ".tmp")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"docs": docs}, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError as e:
-        raise InputError(f"cannot write {p}: {e.strerror or e}") from None
+    write_text(p, json.dumps({"docs": docs}, ensure_ascii=False, indent=1))
     return len(docs)
