@@ -112,7 +112,7 @@ def test_question_limits(tmp_path: Path) -> None:
 
 
 def test_credentials_in_a_base_url_are_redacted() -> None:
-    from t2rag.http import redact
+    from t2rag.redact import redact
 
     assert redact("http://user:pw@example.test:8080/v1") == "http://***@example.test:8080/v1"
     assert redact("http://example.test/v1") == "http://example.test/v1"
@@ -230,3 +230,45 @@ def test_lone_surrogates_and_wrong_shapes_in_input_files(tmp_path: Path) -> None
                                      '"extracted_triples": [["A", "is", "\\ud800x"], ["A", "is", "y"]]}]}')
     ex = load_openie(tmp_path / "o.json")["A\nx"]
     assert ex.entities == ["A"] and [t.object for t in ex.triples] == ["y"]
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://user:S3cretPW@localhost/db",
+    "postgresql://user:S3cretPW@localhost:notaport/db",
+    "postgresql://user:S3cretPW@localhost:99999/db",
+    "postgresql://user:S3cretPW@[::1/db",
+    "postgres://user:S3cret@PW@host:5432/db?sslmode=require",
+    "postgresql://user@localhost/db?password=S3cretPW&sslmode=disable",
+    "postgresql:///db?host=/tmp&PASSWORD=S3cretPW",
+    "host=localhost user=u password=S3cretPW dbname=db",
+    "host=localhost password='S3cret PW' dbname=db",
+    "cannot connect to postgresql://u:S3cretPW@h/db: refused",
+])
+def test_redact_masks_every_url_form_and_never_raises(url: str) -> None:
+    from t2rag.redact import redact
+
+    shown = redact(url)
+    assert "S3cret" not in shown and "***" in shown
+    assert redact("http://example.test/v1?q=1") == "http://example.test/v1?q=1"
+
+
+@pytest.mark.parametrize("command", [
+    ["inspect", "{url}"], ["ask", "{url}", "q?"], ["serve", "{url}", "--port", "0"], ["mcp", "{url}"],
+    ["delete", "{url}", "--doc", "x"], ["export-openie", "{url}", "{tmp}/o.json"], ["copy", "{tmp}/ix", "{url}"],
+    ["index", "{tmp}/c.json", "--index", "{url}", "--llm", "none", "--embedder", "hashing"],
+    ["inspect", "postgresql://u:S3cretPW@localhost:notaport/db"], ["inspect", "postgresql://u:S3cretPW@[::1/db"],
+])
+def test_no_command_prints_a_database_password(command: list[str], tmp_path: Path, capsys: Any) -> None:
+    from t2rag.cli import main
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index.builder import TripleIndex
+
+    pytest.importorskip("psycopg")
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()):
+        pass
+    (tmp_path / "c.json").write_text('[{"title": "A", "text": "A is a town."}]')
+    url = "postgresql://user:S3cretPW@127.0.0.1:1/db?password=S3cretPW"  # nothing listens on port 1
+    argv = [a.format(url=url, tmp=tmp_path) for a in command]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code != 0 and "S3cret" not in out + err and len(err.strip().splitlines()) == 1

@@ -12,6 +12,7 @@ from t2rag import __version__, cli_common
 from t2rag.cli_common import EXIT_OK, EXIT_USAGE, EXIT_USER, llm_args, printable
 from t2rag.config import INDEX_HELP
 from t2rag.errors import InputError, T2RAGError, UsageError
+from t2rag.redact import redact
 
 
 # --- index / inspect / delete -------------------------------------------------------
@@ -38,7 +39,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             BuildBar(disable=args.quiet) as bar:
         report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed)
         counts = ix.store.counts()
-    print(f"indexed {len(docs)} documents into {args.index}: {report['new_chunks']} new chunks, "
+    print(f"indexed {len(docs)} documents into {redact(str(args.index))}: {report['new_chunks']} new chunks, "
           f"{report['extracted']} extracted ({report['failed']} failed), {report['triples']} triples "
           f"({report['triples_dropped']} junk or duplicate dropped); "
           f"index now holds {counts['chunks']} chunks, {counts['propositions']} propositions "
@@ -55,7 +56,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return EXIT_OK
     m = info["manifest"]
-    print(f"index      {info['location']}  (format {m['format_version']}, t2rag {m['library_version']})")
+    print(f"index      {redact(str(info['location']))}  (format {m['format_version']}, t2rag {m['library_version']})")
     print(f"embedder   {m['embedder']} ({m['dim']}-d)    llm: {m.get('llm') or '-'}")
     print(f"config     {json.dumps(m['config'])}")
     print("counts     " + ", ".join(f"{k}={v}" for k, v in info["counts"].items()))
@@ -176,17 +177,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except UsageError as e:
-        print(f"t2rag: error: {e}", file=sys.stderr)
+    except UsageError as e:  # every message passes redact: a location may carry a password
+        print(f"t2rag: error: {redact(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except T2RAGError as e:
-        print(f"t2rag: error: {e}", file=sys.stderr)
+        print(f"t2rag: error: {redact(str(e))}", file=sys.stderr)
         return EXIT_USER
     except BrokenPipeError:
         return EXIT_OK
     except OSError as e:  # a path that is a directory, not writable, gone: the user's to fix
         where = f": {e.filename}" if e.filename else ""
-        print(f"t2rag: error: {e.strerror or e}{where}", file=sys.stderr)
+        print(f"t2rag: error: {redact(f'{e.strerror or e}{where}')}", file=sys.stderr)
         return EXIT_USER
     except KeyboardInterrupt:
         print("t2rag: interrupted; committed work is kept, run the same command to resume", file=sys.stderr)

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from t2rag.errors import BackendError, ConfigError
+from t2rag.redact import redact
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _MAX_SLEEP_S = 60.0
@@ -28,16 +29,6 @@ class HTTPStatusError(BackendError):
 
 def resolve_base_url(base_url: str | None) -> str:
     return (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
-
-
-def redact(url: str) -> str:
-    """A URL fit for messages and logs: user and password replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
-    return parts._replace(netloc=netloc).geturl()
 
 
 def backend_name(kind: str, model: str, base_url: str) -> str:

@@ -20,7 +20,6 @@ from t2rag.config import IndexConfig, to_dict
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
 from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
-from t2rag.http import redact
 from t2rag.index import openie
 from t2rag.index.chunking import chunk_document
 from t2rag.index.corpus import Document
@@ -29,6 +28,7 @@ from t2rag.index.manifest import Manifest
 from t2rag.index.store import Store, is_url, open_store, read_manifest, require_manifest
 from t2rag.llm.base import LLM, parallelism
 from t2rag.prompts import prompt_hashes
+from t2rag.redact import redact
 from t2rag.types import Chunk, OpenIERecord, Usage
 
 

@@ -9,6 +9,7 @@ from t2rag.errors import InputError
 from t2rag.index.builder import TripleIndex
 from t2rag.index.manifest import Manifest
 from t2rag.index.store import read_manifest
+from t2rag.redact import redact
 
 
 def copy_index(src: str | Path, dst: str | Path) -> dict[str, Any]:
@@ -16,7 +17,7 @@ def copy_index(src: str | Path, dst: str | Path) -> dict[str, Any]:
     to a new index at ``dst``; vectors are embedded again with the same embedder (no LLM calls).
     Copying into an index that already exists is refused rather than merged."""
     if read_manifest(dst) is not None:
-        raise InputError(f"{dst} already holds an index; copy into a new directory or an empty database")
+        raise InputError(f"{redact(str(dst))} already holds an index; copy into a new directory or an empty database")
     with TripleIndex.open(src) as source:
         with TripleIndex.create(dst, embedder=source.embedder, config=source.config) as target:
             for doc, chunks in source.store.document_chunks():

@@ -21,9 +21,9 @@ import numpy as np
 
 from t2rag.config import StoreConfig
 from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
-from t2rag.http import redact
 from t2rag.index.lexical import LexicalIndex
 from t2rag.index.manifest import Manifest
+from t2rag.redact import redact
 from t2rag.types import Chunk, OpenIERecord, Proposition, PropositionHit, Triple
 
 URL_PREFIXES = ("postgresql://", "postgres://")
@@ -75,7 +75,7 @@ def _connect(url: str) -> Any:
         raise InputError("a PostgreSQL index needs psycopg and pgvector: pip install 't2rag[postgres]'") from None
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-    except psycopg.Error as e:
+    except (psycopg.Error, ValueError) as e:  # ValueError: a URL libpq cannot parse (a bad port)
         reason = " ".join(str(e).split()) or type(e).__name__
         raise IndexNotFoundError(f"cannot connect to {redact(url)}: {redact(reason)}") from None
     try:

@@ -16,10 +16,10 @@ import numpy as np
 
 from t2rag.config import StoreConfig
 from t2rag.errors import IndexNotFoundError
-from t2rag.http import redact
 from t2rag.index.manifest import Manifest
 from t2rag.index.pg_store import PgStore, is_url
 from t2rag.index.sqlite_store import SqliteStore
+from t2rag.redact import redact
 from t2rag.types import Chunk, OpenIERecord, PropositionHit
 
 __all__ = ["Store", "open_store", "is_url", "PgStore", "SqliteStore"]

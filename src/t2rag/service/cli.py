@@ -10,6 +10,7 @@ from typing import Any
 from t2rag import cli_common
 from t2rag.config import INDEX_HELP
 from t2rag.errors import T2RAGError, UsageError
+from t2rag.redact import redact
 
 TOKEN_ENV = "T2RAG_API_TOKEN"
 
@@ -37,7 +38,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings(token=token, max_body=args.max_body, max_question=args.max_question,
                         timeout_s=args.timeout, cors_origins=tuple(args.cors or ()))
     with Service.opened(args, max_waiting=args.max_waiting) as service:
-        print(f"t2rag: serving {args.index} on http://{args.host}:{args.port}/ "
+        print(f"t2rag: serving {redact(str(args.index))} on http://{args.host}:{args.port}/ "
               f"(API docs at /docs; {'bearer token required' if token else 'no token'})", flush=True)
         uvicorn.run(create_app(service, settings), host=args.host, port=args.port, log_level="warning",
                     access_log=False)  # access logs off: they would carry query strings

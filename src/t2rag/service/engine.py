@@ -141,9 +141,9 @@ class Service:
     def opened(cls, args: Any, **kwargs: Any) -> Iterator[Service]:
         """The service for a command's ``index`` and LLM options, closed on exit; a missing
         index is reported before a model loads."""
-        from t2rag.index.manifest import Manifest
+        from t2rag.index.store import require_manifest
 
-        Manifest.load(Path(args.index))
+        require_manifest(args.index)  # a directory or a postgresql:// URL
         service = cls(args.index, cli_common.llm_from_args(args), **kwargs)
         try:
             yield service

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from t2rag import cli_common
+from t2rag.config import INDEX_HELP
 from t2rag.errors import T2RAGError
 from t2rag.service.engine import Service
 
@@ -65,6 +66,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     p = sub.add_parser("mcp", help="serve an index to agents over MCP (stdio): tools ask and search_facts")
-    p.add_argument("index", metavar="DIR")
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     cli_common.llm_args(p)
     p.set_defaults(func=cmd_mcp)
