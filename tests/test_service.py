@@ -194,3 +194,31 @@ def test_admission_bounds_the_wait_beyond_the_thread_pool(index: Path) -> None:
             t.join()
         assert sorted(results) == [200] * 3 + [429] * 7
         assert httpx.post(f"{url}/v1/ask", json={"question": "Which town?"}, timeout=30).status_code == 200
+
+
+def test_document_jobs_do_not_leak_engines_or_files(index: Path) -> None:
+    import os
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def wait(url: str, job: dict[str, Any]) -> dict[str, Any]:
+        for _ in range(400):
+            job = httpx.get(f"{url}/v1/jobs/{job['id']}").json()
+            if job["status"] in ("done", "failed"):
+                return job
+            time.sleep(0.02)
+        raise AssertionError(job)
+
+    with serving(Service(index, replies())) as url:
+        counts = []
+        for i in range(30):
+            job = httpx.post(f"{url}/v1/documents",
+                             json={"documents": [{"title": f"T{i}", "text": f"T{i} is a town in Borduria."}]}).json()
+            assert wait(url, job)["status"] == "done"
+            assert httpx.get(f"{url}/v1/search", params={"q": f"T{i} town"}).status_code == 200
+            counts.append(open_files())
+        assert counts[-1] <= counts[4] + 2, counts  # flat after warm-up: no engine kept per job
+        titles = {s["title"] for h in httpx.get(f"{url}/v1/search", params={"q": "T29 town"}).json()["facts"]
+                  for s in h["sources"]}
+        assert "T29" in titles  # the reading engine sees the last job's document

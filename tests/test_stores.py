@@ -261,3 +261,67 @@ def test_two_indexes_in_one_database_through_schemas(pg_server: Any, pg_url: str
     for schema, n in (("one", 2), ("two", 3)):
         with TripleIndex.open(pg_url + f"&options=-csearch_path%3D{schema},public") as ix:
             assert ix.store.counts()["documents"] == n
+
+
+def _town_docs(names: list[str]) -> tuple[list[Document], dict[str, Any]]:
+    from t2rag.index.importer import Extraction
+    from t2rag.types import Triple
+
+    docs = [Document(n, f"{n} mentions {p}.") for n, p in names]
+    return docs, {f"{d.title}\n{d.text}": Extraction([], [Triple(d.title, "mentions", p)])
+                  for d, (_, p) in zip(docs, names)}
+
+
+def test_a_long_running_reader_follows_another_writers_changes(location: str | Path) -> None:
+    """A reader that loaded its vectors (a server) must see a CLI writer's delete and add, and
+    a vector of a deleted fact must never point at a new one (ids are not reused)."""
+    towns = [(f"Town{i}", f"Person{i}") for i in range(10)]
+    docs, imported = _town_docs(towns)
+    with TripleIndex.create(location, embedder=HashingEmbedder()) as ix:
+        ix.add(docs, imported=imported)
+    with TripleIndex.open(location) as reader:
+        emb = reader.embedder
+        first = reader.store.search(emb.embed(["Town9 mentions Person9"]), 3)[0]
+        assert reader.store.get_propositions([first[0][0]])[first[0][0]].text == "Town9 mentions Person9"
+        reader.store.search_chunks(emb.embed(["Town9"]), 3)  # chunk vectors loaded too
+        new_docs, new_imported = _town_docs([("Eta", "Quux")])
+        with TripleIndex.create(location) as writer:  # another writer, as `t2rag delete` / `index`
+            writer.delete(["Town9", "Town8"])
+            writer.add(new_docs, imported=new_imported)
+        hits = reader.store.search(emb.embed(["Town9 mentions Person9"]), 20)[0]
+        texts = [p.text for p in reader.store.get_propositions([h[0] for h in hits]).values()]
+        assert "Eta mentions Quux" in texts and not any(t.startswith(("Town9", "Town8")) for t in texts)
+        top = reader.store.search(emb.embed(["Eta mentions Quux"]), 1)[0][0][0]
+        assert reader.store.get_propositions([top])[top].text == "Eta mentions Quux"
+        chunk_hits = reader.store.search_chunks(emb.embed(["Eta mentions Quux."]), 20)[0]
+        titles = {c.title for c in reader.store.get_chunks([h[0] for h in chunk_hits]).values()}
+        assert "Eta" in titles and not titles & {"Town9", "Town8"}
+
+
+def test_deleted_proposition_ids_are_never_reused(tmp_path: Path) -> None:
+    import sqlite3
+
+    docs, imported = _town_docs([(f"Town{i}", f"Person{i}") for i in range(5)])
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, imported=imported)
+        ix.delete(["Town4", "Town3"])  # the highest rowids
+        new_docs, new_imported = _town_docs([("Eta", "Quux")])
+        ix.add(new_docs, imported=new_imported)
+    db = sqlite3.connect(tmp_path / "ix" / "meta.sqlite")
+    assert db.execute("SELECT rowid FROM propositions WHERE text = 'Eta mentions Quux'").fetchone()[0] > 5
+
+
+def test_a_vectors_file_that_disagrees_with_the_database_is_rebuilt(tmp_path: Path) -> None:
+    import faiss
+    import numpy as np
+
+    build(tmp_path / "ix", corpus())
+    with TripleIndex.open(tmp_path / "ix") as ix:
+        n = ix.store.counts()["propositions"]
+        gen = ix.store.generation()
+    small = faiss.IndexIDMap2(faiss.IndexFlatIP(HashingEmbedder().dim))
+    small.add_with_ids(np.ones((5, small.d), dtype=np.float32), np.arange(1, 6, dtype=np.int64))
+    faiss.write_index(small, str(tmp_path / "ix" / "vectors.faiss"))  # 5 vectors, sidecar says current
+    (tmp_path / "ix" / "vectors.json").write_text(json.dumps({"generation": gen, "ntotal": 5}))
+    with TripleIndex.open(tmp_path / "ix") as ix:
+        assert ix.store.index().ntotal == n > 5

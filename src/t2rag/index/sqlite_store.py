@@ -95,6 +95,7 @@ class SqliteStore:
         self.vectors = FaissVectors(self.dir / "vectors.faiss", cfg, dim)
         self._lexical: LexicalIndex | None = None
         self._chunk_vectors: tuple[list[str], np.ndarray] | None = None
+        self._chunk_generation = -1
 
     def _open_schema(self) -> None:
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -156,11 +157,25 @@ class SqliteStore:
         row = self.db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
         return int(row[0]) if row else 0
 
-    def _bump(self, db: sqlite3.Connection) -> None:
+    def _bump(self, db: sqlite3.Connection, key: str = "generation") -> None:
         db.execute(
-            "INSERT INTO meta(key, value) VALUES('generation', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            "INSERT INTO meta(key, value) VALUES(?, '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1", (key,)
         )
+
+    def _meta_int(self, key: str) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _high_water(self, db: sqlite3.Connection) -> int:
+        """The highest proposition rowid ever used: new rows go above it, so a FAISS id that
+        once named a deleted proposition never names another one (SQLite would reuse it)."""
+        row = db.execute("SELECT MAX(rowid) FROM propositions").fetchone()
+        return max(self._meta_int("max_prop_rowid"), int(row[0] or 0))
+
+    def _set_high_water(self, db: sqlite3.Connection, value: int) -> None:
+        db.execute("INSERT INTO meta(key, value) VALUES('max_prop_rowid', ?) "
+                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(value),))
 
     # --- chunks --------------------------------------------------------------
     def add_document(self, doc: str, chunks: list[Chunk]) -> int:
@@ -224,17 +239,19 @@ class SqliteStore:
                 (rec.chunk_id, rec.source, rec.raw, rec.error, json.dumps(rec.entities), len(rec.triples),
                  rec.dropped),
             )
+            top = self._high_water(db)
             for t in rec.triples:
                 p = Proposition.from_triple(t)
                 db.execute(
                     "INSERT OR IGNORE INTO triples(chunk_id, subject, predicate, object, prop_id) VALUES (?,?,?,?,?)",
                     (rec.chunk_id, t.subject, t.predicate, t.object, p.id),
                 )
-                db.execute(
-                    "INSERT OR IGNORE INTO propositions(id, text, subject, predicate, object) VALUES (?,?,?,?,?)",
-                    (p.id, p.text, t.subject, t.predicate, t.object),
-                )
+                top += db.execute(
+                    "INSERT OR IGNORE INTO propositions(rowid, id, text, subject, predicate, object) "
+                    "VALUES (?,?,?,?,?,?)", (top + 1, p.id, p.text, t.subject, t.predicate, t.object),
+                ).rowcount
                 db.execute("INSERT OR IGNORE INTO prop_chunks(prop_id, chunk_id) VALUES (?, ?)", (p.id, rec.chunk_id))
+            self._set_high_water(db, top)
 
     def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
         with self.transaction() as db:
@@ -255,7 +272,8 @@ class SqliteStore:
                 [(vectors[i].tobytes(), rid) for i, rid in enumerate(rowids)],
             )
             self._bump(db)
-        self.vectors.add(rowids, vectors)
+            generation = self._meta_int("generation")
+        self.vectors.add(rowids, vectors, generation)
 
     @_locked
     def openie_records(self, failed_only: bool = False, limit: int | None = None) -> list[OpenIERecord]:
@@ -280,6 +298,7 @@ class SqliteStore:
     def delete_documents(self, docs: list[str]) -> dict[str, int]:
         """Remove documents, chunks no document links to, and propositions left with no chunk."""
         with self.transaction() as db:
+            self._set_high_water(db, self._high_water(db))  # the deleted rows' ids stay used
             q = ",".join("?" * len(docs))
             db.execute(f"DELETE FROM doc_chunks WHERE doc IN ({q})", docs)
             orphan_chunks = [
@@ -298,6 +317,7 @@ class SqliteStore:
             ).rowcount
             if gone or orphan_chunks:
                 self._bump(db)
+                self._bump(db, "chunk_generation")
         self.vectors.drop()  # rebuilt from SQLite on next use
         self._chunk_vectors = None
         return {"chunks": len(orphan_chunks), "propositions": gone}
@@ -318,7 +338,11 @@ class SqliteStore:
 
     @_locked
     def index(self) -> faiss.Index:
-        return self.vectors.get(self.generation(), self._proposition_rows, save=self.writer)
+        return self.vectors.get(self.generation(), self._proposition_rows, save=self.writer,
+                                count=self._vector_count)
+
+    def _vector_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM propositions WHERE vector IS NOT NULL").fetchone()[0])
 
     @_locked
     def save_vectors(self) -> None:
@@ -392,12 +416,15 @@ class SqliteStore:
                 "INSERT OR REPLACE INTO chunk_vectors(chunk_id, vector) VALUES (?, ?)",
                 [(cid, vectors[i].tobytes()) for i, cid in enumerate(ids)],
             )
+            self._bump(db, "chunk_generation")
         self._chunk_vectors = None
 
     @_locked
     def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
-        if self._chunk_vectors is None:
+        gen = self._meta_int("chunk_generation")  # another process may have changed the chunks
+        if self._chunk_vectors is None or self._chunk_generation != gen:
             self._chunk_vectors = self._all_vectors("SELECT chunk_id, vector FROM chunk_vectors ORDER BY rowid")
+            self._chunk_generation = gen
         return exact_search(*self._chunk_vectors, vectors, k)
 
     # --- counts --------------------------------------------------------------

@@ -63,8 +63,10 @@ def save_atomic(index: faiss.Index, path: Path, generation: int) -> None:
     os.replace(tmp_side, side)
 
 
-def load_if_current(path: Path, generation: int) -> faiss.Index | None:
-    """The saved index if it reflects ``generation`` of the metadata, else None (rebuild)."""
+def load_if_current(path: Path, generation: int, dim: int | None = None,
+                    count: Callable[[], int] | None = None) -> faiss.Index | None:
+    """The saved index if it reflects ``generation`` of the metadata -- and holds vectors of
+    ``dim`` and as many as ``count()`` says the database has -- else None (rebuild)."""
     side = path.with_suffix(".json")
     if not path.exists() or not side.exists():
         return None
@@ -72,13 +74,17 @@ def load_if_current(path: Path, generation: int) -> faiss.Index | None:
         meta = json.loads(side.read_text())
     except ValueError:
         return None
-    if meta.get("generation") != generation:
+    if not isinstance(meta, dict) or meta.get("generation") != generation:
         return None
     try:
-        return faiss.read_index(str(path))
+        idx = faiss.read_index(str(path))
     except RuntimeError:  # damaged or truncated: derived data, so rebuilt from SQLite
         print(f"t2rag: {path} is damaged; rebuilding it from the index database", file=sys.stderr)
         return None
+    if (dim is not None and idx.d != dim) or (count is not None and idx.ntotal != count()):
+        print(f"t2rag: {path} does not match the index database; rebuilding it", file=sys.stderr)
+        return None
+    return idx
 
 
 def clean_temp(directory: Path) -> None:
@@ -97,28 +103,40 @@ class FaissVectors:
         self.cfg = cfg
         self.dim = dim
         self._index: faiss.Index | None = None
+        self._generation: int | None = None  # the metadata generation the loaded index reflects
 
-    def get(self, generation: int, rows: Callable[[], tuple[list[int], np.ndarray]], *, save: bool) -> faiss.Index:
-        """The index for ``generation``; ``rows`` gives (ids, vectors) when it must be rebuilt."""
+    def get(self, generation: int, rows: Callable[[], tuple[list[int], np.ndarray]], *, save: bool,
+            count: Callable[[], int] | None = None) -> faiss.Index:
+        """The index for ``generation``; ``rows`` gives (ids, vectors) when it must be rebuilt.
+        A loaded index of another generation (another process changed the store) is replaced:
+        a long-running reader never searches vectors that no longer match the database."""
+        if self._index is not None and self._generation != generation:
+            self._index = None
         if self._index is None:
-            idx = load_if_current(self.path, generation)
+            idx = load_if_current(self.path, generation, self.dim, count)
             if idx is None:
                 ids, vecs = rows()
                 idx = build_index(self.cfg, self.dim, np.asarray(ids, dtype=np.int64), vecs)
                 if save:
                     save_atomic(idx, self.path, generation)
             _set_search_params(idx, self.cfg)
-            self._index = idx
+            self._index, self._generation = idx, generation
         return self._index
 
     @property
     def loaded(self) -> bool:
         return self._index is not None
 
-    def add(self, ids: list[int], vectors: np.ndarray) -> None:
-        """Append to a loaded index (IVF is retrained at save time instead)."""
-        if self._index is not None and self.cfg.index_type != "ivf":
-            self._index.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
+    def add(self, ids: list[int], vectors: np.ndarray, generation: int) -> None:
+        """Append to a loaded index, which then reflects ``generation`` (IVF is retrained at
+        save time instead, and dropped here so nothing searches it half-updated)."""
+        if self._index is None:
+            return
+        if self.cfg.index_type == "ivf" or self._generation != generation - 1:
+            self._index = None  # not the state these vectors extend: rebuilt on next use
+            return
+        self._index.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
+        self._generation = generation
 
     def drop(self) -> None:
         self._index = None

@@ -44,14 +44,14 @@ class Job:
 class Service:
     """Answers questions over ``directory`` with ``llm``; at most ``slots`` questions run at once
     (the backend's parallel slots) and at most ``max_waiting`` more wait; beyond that ``ask``
-    raises ``Busy``. Document jobs run one at a time on a writer thread; when one finishes the
-    index is reopened, so later questions see the new documents."""
+    raises ``Busy``. Document jobs run one at a time on a writer thread; the reading engine
+    follows the store's generation (``index/sqlite_store.py``), so later questions see the new
+    documents -- as they see a CLI writer's -- without the engine being reopened."""
 
     def __init__(self, directory: str | Path, llm: LLM, *, slots: int | None = None, max_waiting: int = 32) -> None:
         self.directory = directory if is_url(directory) else Path(directory)  # or a database URL
         self.llm = llm
         self._engine = T2RAG.open(self.directory, llm=llm)
-        self._retired: list[T2RAG] = []
         self.slots = max(1, slots or parallelism(llm))
         self.max_waiting = max(0, max_waiting)
         self._sem = threading.BoundedSemaphore(self.slots)
@@ -123,18 +123,11 @@ class Service:
                     job.result = ix.add(docs, llm=self.llm)
                 else:
                     job.result = ix.delete(list(payload))
-            self._reopen()
             job.status = "done"
         except Exception as e:  # noqa: BLE001 - a job reports its failure, the server goes on
             job.status, job.error = "failed", str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         finally:
             job.finished = time.time()
-
-    def _reopen(self) -> None:
-        fresh = T2RAG.open(self.directory, llm=self.llm)
-        with self._lock:
-            self._retired.append(self._engine)  # questions in flight keep using it; closed at shutdown
-            self._engine = fresh
 
     @classmethod
     @contextmanager
@@ -153,5 +146,4 @@ class Service:
     def close(self) -> None:
         self.executor.shutdown(wait=True)
         self._writer.shutdown(wait=True)
-        for engine in [*self._retired, self._engine]:
-            engine.close()
+        self._engine.close()
