@@ -222,3 +222,57 @@ def test_document_jobs_do_not_leak_engines_or_files(index: Path) -> None:
         titles = {s["title"] for h in httpx.get(f"{url}/v1/search", params={"q": "T29 town"}).json()["facts"]
                   for s in h["sources"]}
         assert "T29" in titles  # the reading engine sees the last job's document
+
+
+KILLED_SERVER = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from conftest import fake_openie_reply
+from t2rag.index.corpus import Document
+from t2rag.llm.scripted import ScriptedLLM
+from t2rag.service.engine import Service
+
+def slow(messages):
+    time.sleep(0.05)
+    return fake_openie_reply(messages)
+
+service = Service({index!r}, ScriptedLLM(default=slow))
+docs = [Document(f"Town{{i}}", f"Town{{i}} lies in Region{{i}}. Founded in {{1800 + i}} by Person{{i}}.")
+        for i in range(60)]
+print(service.submit("add", docs).id, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_servers_jobs_are_resumed_with_their_ids(index: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import openie_llm
+
+    script = KILLED_SERVER.format(tests=str(Path(__file__).parent), index=str(index))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    job_id = proc.stdout.readline().strip() if proc.stdout else ""
+    time.sleep(1.5)  # part of the job is done
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    assert job_id.startswith("job-")
+    service = Service(index, openie_llm())  # the restarted server
+    try:
+        for _ in range(400):
+            job = service.job(job_id)
+            if job is not None and job.status in ("done", "failed"):
+                break
+            time.sleep(0.05)
+        assert job is not None and job.status == "done", job
+        with TripleIndex.open(index) as ix:
+            c = ix.store.counts()
+            assert c["documents"] == 62 and c["chunks_extracted"] == c["chunks"]
+            assert ix.store.counts()["propositions_embedded"] == c["propositions"]
+            assert not ix.store.chunks_without_vectors()
+        later = service.submit("delete", ["Town1"])
+        assert int(later.id.split("-")[1]) > int(job_id.split("-")[1])  # ids are never reused
+    finally:
+        service.close()

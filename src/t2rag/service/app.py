@@ -207,11 +207,11 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     @app.post("/v1/documents", status_code=202, dependencies=guarded)
     async def add_documents(body: DocumentsBody) -> dict[str, Any]:
         docs = [Document(d.title.strip(), d.text) for d in body.documents]
-        return service.submit("add", docs).to_dict()
+        return _submitted(lambda: service.submit("add", docs))
 
     @app.delete("/v1/documents", status_code=202, dependencies=guarded)
     async def delete_documents(body: DeleteBody) -> dict[str, Any]:
-        return service.submit("delete", body.titles).to_dict()
+        return _submitted(lambda: service.submit("delete", body.titles))
 
     @app.get("/v1/jobs/{job_id}", dependencies=guarded)
     async def job(job_id: str) -> dict[str, Any]:
@@ -225,6 +225,14 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         return resources.files("t2rag.service").joinpath("static/index.html").read_text("utf-8")
 
     return app
+
+
+def _submitted(submit: Any) -> dict[str, Any]:
+    """A queued job as JSON, or 429 when the job queue is full."""
+    try:
+        return submit().to_dict()  # type: ignore[no-any-return]
+    except Busy as e:
+        raise HTTPException(429, str(e)) from None
 
 
 async def _events(queue: asyncio.Queue[QueryEvent | None], task: asyncio.Future[Any]) -> AsyncIterator[str]:

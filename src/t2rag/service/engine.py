@@ -3,13 +3,11 @@ document jobs run by a single writer in the background."""
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +19,11 @@ from t2rag.index.corpus import Document
 from t2rag.index.store import is_url
 from t2rag.llm.base import LLM, parallelism
 from t2rag.query.events import EventSink
+from t2rag.service.jobs import Job, JobLog
 
 
 class Busy(Exception):
     """Every slot is taken and the waiting line is full: the client should retry later."""
-
-
-@dataclass
-class Job:
-    id: str
-    kind: str  # "add" | "delete"
-    status: str = "queued"  # queued -> running -> done | failed
-    created: float = field(default_factory=time.time)
-    finished: float | None = None
-    result: dict[str, Any] | None = None
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items()}
 
 
 class Service:
@@ -48,7 +33,8 @@ class Service:
     follows the store's generation (``index/sqlite_store.py``), so later questions see the new
     documents -- as they see a CLI writer's -- without the engine being reopened."""
 
-    def __init__(self, directory: str | Path, llm: LLM, *, slots: int | None = None, max_waiting: int = 32) -> None:
+    def __init__(self, directory: str | Path, llm: LLM, *, slots: int | None = None, max_waiting: int = 32,
+                 max_jobs: int = 16) -> None:
         self.directory = directory if is_url(directory) else Path(directory)  # or a database URL
         self.llm = llm
         self._engine = T2RAG.open(self.directory, llm=llm)
@@ -60,8 +46,10 @@ class Service:
         # One thread per admitted question, so admission (not a hidden executor queue) bounds the wait.
         self.executor = ThreadPoolExecutor(self.slots + self.max_waiting, thread_name_prefix="t2rag-ask")
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="t2rag-writer")
-        self._jobs: dict[str, Job] = {}
-        self._ids = itertools.count(1)
+        self.max_jobs = max(1, max_jobs)
+        self.jobs = JobLog(self.directory)
+        for job, payload in self.jobs.unfinished():  # a stopped server's jobs run again, in order
+            self._writer.submit(self._run, job, _payload(job.kind, payload))
 
     # --- questions ---------------------------------------------------------------------
     def admit(self) -> None:
@@ -106,16 +94,20 @@ class Service:
 
     # --- document jobs -----------------------------------------------------------------
     def submit(self, kind: str, payload: list[Any]) -> Job:
-        job = Job(id=f"job-{next(self._ids)}", kind=kind)
-        self._jobs[job.id] = job
+        """Record a job in the index's job log and queue it; Busy when ``max_jobs`` are waiting."""
+        if self.jobs.waiting() >= self.max_jobs:
+            raise Busy(f"{self.max_jobs} document jobs are waiting; retry when one has finished")
+        stored = [[d.title, d.text] for d in payload] if kind == "add" else payload
+        job = self.jobs.add(kind, stored)
         self._writer.submit(self._run, job, payload)
         return job
 
     def job(self, job_id: str) -> Job | None:
-        return self._jobs.get(job_id)
+        return self.jobs.get(job_id)
 
     def _run(self, job: Job, payload: list[Any]) -> None:
         job.status = "running"
+        self.jobs.update(job)
         try:
             with TripleIndex.create(self.directory) as ix:
                 if job.kind == "add":
@@ -128,6 +120,7 @@ class Service:
             job.status, job.error = "failed", str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         finally:
             job.finished = time.time()
+            self.jobs.update(job)
 
     @classmethod
     @contextmanager
@@ -147,3 +140,9 @@ class Service:
         self.executor.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         self._engine.close()
+        self.jobs.close()
+
+
+def _payload(kind: str, stored: list[Any]) -> list[Any]:
+    """A job's payload as the writer takes it, from its stored JSON form."""
+    return [Document(str(t), str(x)) for t, x in stored] if kind == "add" else [str(t) for t in stored]
