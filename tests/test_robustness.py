@@ -272,3 +272,18 @@ def test_no_command_prints_a_database_password(command: list[str], tmp_path: Pat
     code = main(argv)
     out, err = capsys.readouterr()
     assert code != 0 and "S3cret" not in out + err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("setting", ["decompose_examples=2.5", "k_chunks=2.5", "top_m=2.5", "rounds=NaN",
+                                     "rounds=1e400", "rounds=2.5", "rounds=0", "rounds=11", "hybrid=\"yes\""])
+def test_bad_config_values_are_one_line_before_a_model_loads(setting: str, tmp_path: Path, capsys: Any) -> None:
+    from t2rag.cli import main
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index.builder import TripleIndex
+
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()):
+        pass
+    code = main(["ask", str(tmp_path / "ix"), "q?", "--set", setting, "--llm", "local:/nonexistent.gguf"])
+    err = capsys.readouterr().err
+    assert code in (1, 2) and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert setting.split("=")[0] in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,6 +32,30 @@ def to_dict(cfg: Any) -> dict[str, Any]:
     return dataclasses.asdict(cfg)
 
 
+_SCALARS: dict[str, tuple[tuple[type, ...], str]] = {
+    "int": ((int,), "a whole number"), "bool": ((bool,), "true or false"), "str": ((str,), "text"),
+    "float": ((int, float), "a finite number")}
+
+
+def check_types(cfg: Any) -> None:
+    """Reject a field whose value is not of its declared scalar type (JSON gives 2.5 for an
+    int, "yes" for a bool, NaN or 1e400 for a count); nested configs are checked by their own
+    class. Raises ConfigError naming the field."""
+    for f in dataclasses.fields(cfg):
+        if str(f.type) not in _SCALARS:
+            continue
+        want, what = _SCALARS[str(f.type)]
+        value = getattr(cfg, f.name)
+        ok = isinstance(value, want) and (bool in want) == isinstance(value, bool)
+        if not ok or (isinstance(value, float) and not math.isfinite(value)):
+            raise ConfigError(f"{f.name} must be {what}, not {value!r}"[:160])
+
+
+def check_range(name: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be {low}..{high}, not {value}")
+
+
 INDEX_HELP = "index directory, or a postgresql://USER@HOST/DB URL (password from PGPASSWORD or ~/.pgpass)"
 
 @dataclass(frozen=True)
@@ -42,6 +67,7 @@ class ChunkConfig:
     overlap: int = 30
 
     def __post_init__(self) -> None:
+        check_types(self)
         if self.size < 8 or not (0 <= self.overlap < self.size):
             raise ConfigError(
                 f"bad chunk config: need size >= 8 and 0 <= overlap < size (got {self.size}, {self.overlap})"
@@ -54,6 +80,7 @@ class OpenIEConfig:
     max_tokens: int = 768
 
     def __post_init__(self) -> None:
+        check_types(self)
         if self.mode not in ("two_pass", "single"):
             raise ConfigError(f"OpenIE mode must be 'two_pass' or 'single', not {self.mode!r}")
 
@@ -70,6 +97,7 @@ class StoreConfig:
     ivf_nprobe: int = 32
 
     def __post_init__(self) -> None:
+        check_types(self)
         if self.index_type not in ("flat", "hnsw", "ivf"):
             raise ConfigError(f"index type must be 'flat', 'hnsw' or 'ivf', not {self.index_type!r}")
 
@@ -159,8 +187,9 @@ class QueryConfig:
     plan_form: bool = True
 
     def __post_init__(self) -> None:
-        if self.rounds < 1 or self.k_chunks < 1 or self.top_m < 1:
-            raise ConfigError("rounds, k_chunks and top_m must be >= 1")
+        check_types(self)
+        for name, high in (("rounds", 10), ("k_chunks", 100), ("top_m", 10_000), ("max_tokens", 32_768)):
+            check_range(name, getattr(self, name), 1, high)
         if min(self.ground_facts, self.resolve_facts, self.lookback_passages, self.answer_passages,
                self.decompose_examples) < 0:
             raise ConfigError("ground_facts, resolve_facts, lookback_passages, answer_passages and "

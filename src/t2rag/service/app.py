@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from t2rag.api import query_config
 from t2rag.errors import T2RAGError
 from t2rag.index.corpus import Document
 from t2rag.query.events import QueryEvent
@@ -153,6 +154,13 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         except T2RAGError as e:
             raise HTTPException(400, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
 
+    def check_config(config: dict[str, Any] | None) -> None:
+        """A bad config is the client's error (422), found before a slot is taken."""
+        try:
+            query_config(config)
+        except T2RAGError as e:
+            raise HTTPException(422, str(e)) from None
+
     def admit() -> None:
         try:
             service.admit()
@@ -168,6 +176,7 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     @app.post("/v1/ask", dependencies=guarded)
     async def ask(body: AskBody) -> dict[str, Any]:
         q = check_question(body)
+        check_config(body.config)
         admit()
         answer = await run(lambda: service.run_admitted(q, body.config), service.executor)
         return answer.to_dict()  # type: ignore[no-any-return]
@@ -175,6 +184,7 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     @app.post("/v1/ask/stream", dependencies=guarded)
     async def ask_stream(body: AskBody) -> StreamingResponse:
         q = check_question(body)
+        check_config(body.config)
         admit()  # before the 200 and the stream start, so a full server says 429
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[QueryEvent | None] = asyncio.Queue()
