@@ -325,3 +325,45 @@ def test_a_vectors_file_that_disagrees_with_the_database_is_rebuilt(tmp_path: Pa
     (tmp_path / "ix" / "vectors.json").write_text(json.dumps({"generation": gen, "ntotal": 5}))
     with TripleIndex.open(tmp_path / "ix") as ix:
         assert ix.store.index().ntotal == n > 5
+
+
+def test_a_delete_during_a_build_on_the_server_loses_nothing(tmp_path: Path, pg_url: str) -> None:
+    """`t2rag delete` while `t2rag index` extracts: neither crashes, the deleted documents are
+    gone, every remaining chunk is extracted, and no row points at a deleted chunk."""
+    docs = corpus(40)
+    build(pg_url, docs[:1])  # the index exists
+    errors: list[BaseException] = []
+    started = threading.Event()
+
+    def slow(messages: Any) -> str:
+        started.set()
+        time.sleep(0.01)
+        return fake_openie_reply(messages)
+
+    def builder() -> None:
+        try:
+            build(pg_url, docs, ScriptedLLM(default=slow))
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    thread = threading.Thread(target=builder)
+    thread.start()
+    started.wait(10)
+    doomed = [d.title for d in docs[5:35]]
+    for i in range(0, len(doomed), 3):  # deletes interleaved with the build's records
+        with TripleIndex.create(pg_url) as ix:
+            ix.delete(doomed[i:i + 3])
+        time.sleep(0.02)
+    thread.join(60)
+    assert errors == []
+    with TripleIndex.open(pg_url) as ix:
+        assert not set(ix.store.documents()) & set(doomed)
+        c = ix.store.counts()
+        db = ix.store.db  # type: ignore[attr-defined]
+        for table in ("openie", "triples", "prop_chunks", "chunk_vectors"):
+            assert db.execute(f"SELECT COUNT(*) FROM {table} WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+                              ).fetchone()[0] == 0, table
+    build(pg_url, docs[:5] + docs[35:])  # a rerun finds nothing left to do but what was deleted
+    with TripleIndex.open(pg_url) as ix:
+        c = ix.store.counts()
+        assert c["chunks_extracted"] == c["chunks"] == 10

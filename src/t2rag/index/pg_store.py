@@ -210,6 +210,10 @@ class PgStore:
     def record_openie(self, rec: OpenIERecord) -> None:
         props = [(t, Proposition.from_triple(t)) for t in rec.triples]
         with self.transaction() as db, db.cursor() as cur:
+            # Hold the chunk against a concurrent delete (which locks it FOR UPDATE first); a
+            # chunk deleted while it was being extracted is skipped, not a foreign-key crash.
+            if cur.execute("SELECT 1 FROM chunks WHERE id = %s FOR KEY SHARE", (rec.chunk_id,)).fetchone() is None:
+                return
             cur.execute(
                 "INSERT INTO openie(chunk_id, source, raw, error, entities, n_triples, dropped) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (chunk_id) DO UPDATE SET source = EXCLUDED.source, "
@@ -265,8 +269,11 @@ class PgStore:
     def delete_documents(self, docs: list[str]) -> dict[str, int]:
         with self.transaction() as db:
             db.execute("DELETE FROM doc_chunks WHERE doc = ANY(%s)", (docs,))
+            # Lock the orphaned chunks first: a build recording one of them finishes (and its
+            # rows are deleted below) or waits and then finds the chunk gone.
             orphans = [r[0] for r in db.execute(
-                "SELECT id FROM chunks WHERE NOT EXISTS (SELECT 1 FROM doc_chunks d WHERE d.chunk_id = chunks.id)")]
+                "SELECT id FROM chunks WHERE NOT EXISTS (SELECT 1 FROM doc_chunks d WHERE d.chunk_id = chunks.id) "
+                "ORDER BY id FOR UPDATE")]
             for table, col in (("prop_chunks", "chunk_id"), ("triples", "chunk_id"), ("openie", "chunk_id"),
                                ("chunk_vectors", "chunk_id"), ("chunks", "id")):
                 db.execute(f"DELETE FROM {table} WHERE {col} = ANY(%s)", (orphans,))
@@ -326,9 +333,11 @@ class PgStore:
     def set_chunk_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         with self.transaction() as db, db.cursor() as cur:
+            alive = {r[0] for r in cur.execute("SELECT id FROM chunks WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE",
+                                               (list(ids),)).fetchall()}  # a deleted chunk gets no vector
             cur.executemany("INSERT INTO chunk_vectors(chunk_id, embedding) VALUES (%s, %s) "
                             "ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding",
-                            [(cid, vectors[i]) for i, cid in enumerate(ids)])
+                            [(cid, vectors[i]) for i, cid in enumerate(ids) if cid in alive])
 
     def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         return self._knn("chunk_vectors", "chunk_id", vectors, k)
