@@ -74,3 +74,44 @@ def test_sigkill_mid_build_then_resume_equals_uninterrupted(tmp_path: Path) -> N
     assert r["extracted"] == N_DOCS - done
     assert len(llm.calls) == 2 * (N_DOCS - done)  # no repeated LLM work (two passes per chunk)
     assert _state(killed) == _state(tmp_path / "clean")
+
+
+COPY_SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from t2rag.index.sqlite_store import SqliteStore
+    from t2rag.index.copy import copy_index
+
+    record = SqliteStore.record_openie
+    def slow(self, rec):
+        time.sleep(0.03)
+        record(self, rec)
+    SqliteStore.record_openie = slow
+    copy_index(sys.argv[1], sys.argv[2])
+    """
+)
+
+
+def test_a_killed_copy_is_refused_by_readers_and_resumed_by_the_same_copy(tmp_path: Path, capsys) -> None:
+    from t2rag.cli import main
+
+    with TripleIndex.create(tmp_path / "src", embedder=HashingEmbedder()) as ix:
+        ix.add(corpus(), llm=openie_llm())
+    script = tmp_path / "copier.py"
+    script.write_text(COPY_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "src"), str(tmp_path / "dst")])
+    deadline = time.time() + 30
+    while time.time() < deadline and not (tmp_path / "dst" / "meta.sqlite").exists():
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert main(["inspect", str(tmp_path / "dst")]) == 1
+    err = capsys.readouterr().err
+    assert "a copy of" in err and "did not finish" in err
+    assert main(["copy", str(tmp_path / "other"), str(tmp_path / "dst")]) == 1  # another source: refused
+    capsys.readouterr()
+    assert main(["copy", str(tmp_path / "src"), str(tmp_path / "dst")]) == 0  # the same copy resumes
+    assert _state(tmp_path / "dst") == _state(tmp_path / "src")
+    assert main(["inspect", str(tmp_path / "dst")]) == 0
+    assert main(["copy", str(tmp_path / "src"), str(tmp_path / "dst")]) == 1  # a finished copy is not merged into

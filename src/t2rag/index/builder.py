@@ -19,7 +19,7 @@ from t2rag import __version__
 from t2rag.config import IndexConfig, to_dict
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
-from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
+from t2rag.errors import IndexDamagedError, IndexMismatchError, IndexNotFoundError, InputError
 from t2rag.index import openie
 from t2rag.index.chunking import chunk_document
 from t2rag.index.corpus import Document
@@ -72,11 +72,12 @@ class TripleIndex:
     # --- opening -------------------------------------------------------------
     @classmethod
     def create(
-        cls, location: str | Path, *, embedder: Embedder | str | None = None, config: IndexConfig | None = None
+        cls, location: str | Path, *, embedder: Embedder | str | None = None, config: IndexConfig | None = None,
+        incomplete: str | None = None,
     ) -> TripleIndex:
         """Open the index at ``location`` (a directory or a ``postgresql://`` URL) for writing,
         creating it if it does not exist yet. An existing index keeps its saved config;
-        ``config`` only applies to a new one."""
+        ``config`` (and ``incomplete``, the mark of a copy in progress) only apply to a new one."""
         loc = _location(location)
         if read_manifest(loc) is not None:
             return cls.open(loc, embedder=embedder, writer=True)
@@ -86,7 +87,8 @@ class TripleIndex:
                 raise InputError(f"{loc} is a file, not an index directory")
             Path(loc).mkdir(parents=True, exist_ok=True)
         cfg = config or IndexConfig()
-        manifest = Manifest(embedder=emb.name, dim=emb.dim, config=to_dict(cfg), prompts=prompt_hashes(openie.PROMPTS))
+        manifest = Manifest(embedder=emb.name, dim=emb.dim, config=to_dict(cfg), prompts=prompt_hashes(openie.PROMPTS),
+                            incomplete=incomplete)
         store = open_store(loc, emb.dim, cfg.store, writer=True)  # takes the lock before the manifest appears
         # Counted before the manifest is read again: a writer saves the manifest before any
         # chunk, so data seen here means its manifest is visible below (or lost).
@@ -105,13 +107,18 @@ class TripleIndex:
 
     @classmethod
     def open(
-        cls, location: str | Path, *, embedder: Embedder | str | None = None, writer: bool = False
+        cls, location: str | Path, *, embedder: Embedder | str | None = None, writer: bool = False,
+        finishing_copy: bool = False,
     ) -> TripleIndex:
-        """Open the index at ``location`` (a directory or a ``postgresql://`` URL)."""
+        """Open the index at ``location`` (a directory or a ``postgresql://`` URL). An index a
+        copy is still filling is refused, except by the copy that finishes it."""
         loc = _location(location)
         if not is_url(loc) and not Path(loc).is_dir():
             raise IndexNotFoundError(f"no T2RAG index at {loc}")
         manifest = require_manifest(loc)
+        if manifest.incomplete and not finishing_copy:
+            raise IndexDamagedError(f"{redact(str(loc))} is {manifest.incomplete} that did not finish; "
+                                    "run the same 't2rag copy' again to complete it")
         emb = _embedder(embedder or manifest.embedder)
         manifest.check_embedder(emb.name, emb.dim)
         if writer:

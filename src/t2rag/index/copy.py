@@ -15,11 +15,19 @@ from t2rag.redact import redact
 def copy_index(src: str | Path, dst: str | Path) -> dict[str, Any]:
     """Copy documents, chunks, every extraction (failed ones too) and the manifest from ``src``
     to a new index at ``dst``; vectors are embedded again with the same embedder (no LLM calls).
-    Copying into an index that already exists is refused rather than merged."""
-    if read_manifest(dst) is not None:
-        raise InputError(f"{redact(str(dst))} already holds an index; copy into a new directory or an empty database")
+
+    Until it finishes, the destination's manifest marks it as an unfinished copy, which readers
+    refuse; running the same copy again resumes it (every step is idempotent). Copying into a
+    finished index, or into another source's unfinished copy, is refused rather than merged."""
+    existing = read_manifest(dst)
+    mark = f"a copy of {redact(str(src))}"
+    if existing is not None and existing.incomplete != mark:
+        what = existing.incomplete or "an index"
+        raise InputError(f"{redact(str(dst))} already holds {what}; copy into a new directory or an empty database")
     with TripleIndex.open(src) as source:
-        with TripleIndex.create(dst, embedder=source.embedder, config=source.config) as target:
+        target = (TripleIndex.open(dst, embedder=source.embedder, writer=True, finishing_copy=True) if existing
+                  else TripleIndex.create(dst, embedder=source.embedder, config=source.config, incomplete=mark))
+        with target:
             for doc, chunks in source.store.document_chunks():
                 target.store.add_document(doc, chunks)
             records = source.store.openie_records()
@@ -28,7 +36,8 @@ def copy_index(src: str | Path, dst: str | Path) -> dict[str, Any]:
             embedded = target.embed_pending()
             chunk_vectors = target.ensure_chunk_vectors()
             target.store.save_vectors()
-            target.manifest = Manifest(**{**source.manifest.__dict__, "counts": target.store.counts()})
+            target.manifest = Manifest(**{**source.manifest.__dict__, "counts": target.store.counts(),
+                                          "incomplete": None})
             target.store.save_manifest(target.manifest)
             counts = target.store.counts()
     return {"records": len(records), "propositions_embedded": embedded, "chunks_embedded": chunk_vectors,

@@ -27,6 +27,8 @@ class Manifest:
     counts: dict[str, int] = field(default_factory=dict)
     # One entry per build that extracted chunks: which LLM (or "imported"), with which prompts.
     builds: list[dict[str, Any]] = field(default_factory=list)
+    # Set while a copy fills this index ("a copy of SRC"): readers refuse it until it finishes.
+    incomplete: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, indent=2, sort_keys=True) + "\n"
