@@ -48,7 +48,7 @@ OPEN_PLAN: dict[str, Any] = {
     "properties": {
         "steps": {"type": "array", "maxItems": MAX_TRIPLES - 1, "items": _TRIPLE},
         "answer": {"type": "array", "prefixItems": [_TERM, _TERM, {"const": ANSWER_PLACEHOLDER}],
-                   "items": False, "minItems": 3, "maxItems": 3},
+                   "minItems": 3, "maxItems": 3},
     },
     "required": ["steps", "answer"],
 }
