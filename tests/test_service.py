@@ -131,6 +131,19 @@ def test_bearer_token_is_required_when_set(index: Path) -> None:
         assert httpx.post(f"{url}/v1/ask", json=q, headers={"Authorization": "Bearer nope"}).status_code == 401
         ok = httpx.post(f"{url}/v1/ask", json=q, headers={"Authorization": "Bearer s3cret"}, timeout=30)
         assert ok.status_code == 200 and httpx.get(f"{url}/health").status_code == 200
+        for path in ("/docs", "/openapi.json"):  # the schema is not public when a token guards the API
+            assert httpx.get(f"{url}{path}").status_code == 404
+        spaces = {"documents": [{"title": "   ", "text": "x"}]}
+        auth = {"Authorization": "Bearer s3cret"}
+        assert httpx.post(f"{url}/v1/documents", json=spaces, headers=auth).status_code == 422
+
+
+def test_a_blank_token_is_refused(index: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    from t2rag.cli import main
+
+    monkeypatch.setenv("T2RAG_API_TOKEN", "  ")
+    assert main(["serve", str(index), "--llm", "scripted"]) == 1
+    assert "blank" in capsys.readouterr().err
 
 
 def test_full_queue_answers_429_and_slow_questions_504(index: Path) -> None:
@@ -282,3 +295,16 @@ def test_a_killed_servers_jobs_are_resumed_with_their_ids(index: Path) -> None:
         assert int(later.id.split("-")[1]) > int(job_id.split("-")[1])  # ids are never reused
     finally:
         service.close()
+
+
+def test_a_foreign_host_header_is_refused(index: Path) -> None:
+    from t2rag.service.cli import allowed_hosts
+
+    with serving(Service(index, replies())) as url:
+        assert httpx.get(f"{url}/v1/index").status_code == 200
+        assert httpx.get(f"{url}/v1/index", headers={"Host": "localhost"}).status_code == 200
+        r = httpx.get(f"{url}/v1/index", headers={"Host": "attacker.example"})
+        assert r.status_code == 400
+    assert allowed_hosts("127.0.0.1", []) == ("127.0.0.1", "localhost", "::1", "[::1]")
+    assert allowed_hosts("0.0.0.0", []) == ("*",) and allowed_hosts("0.0.0.0", ["rag.lan"]) == ("rag.lan",)
+    assert allowed_hosts("10.1.2.3", ["rag.lan"]) == ("10.1.2.3", "rag.lan")

@@ -21,8 +21,9 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from t2rag.api import query_config
@@ -41,6 +42,8 @@ class Settings:
     max_question: int = 2_000  # characters per question
     timeout_s: float = 600.0  # per question
     cors_origins: tuple[str, ...] = ()
+    # Host header values served (a DNS-rebinding page sends its own name); "*" serves any.
+    allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 class AskBody(BaseModel):
@@ -51,6 +54,13 @@ class AskBody(BaseModel):
 class DocumentIn(BaseModel):
     title: str = Field(min_length=1, max_length=1_000)
     text: str = Field(min_length=1)
+
+    @field_validator("title")
+    @classmethod
+    def _named(cls, title: str) -> str:
+        if not title.strip():
+            raise ValueError("a title must have a visible character")
+        return title.strip()
 
 
 class DocumentsBody(BaseModel):
@@ -108,11 +118,18 @@ def _error(status: int, message: str) -> JSONResponse:
 
 def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     s = settings or Settings()
-    app = FastAPI(title="T2RAG", version="1", summary="Multi-hop question answering with triplet-driven thinking")
+    # With a token, the API docs are not served: a browser cannot send the bearer header, and
+    # the schema should not be public on an open binding.
+    open_docs = s.token is None
+    app = FastAPI(title="T2RAG", version="1", summary="Multi-hop question answering with triplet-driven thinking",
+                  docs_url="/docs" if open_docs else None, redoc_url="/redoc" if open_docs else None,
+                  openapi_url="/openapi.json" if open_docs else None)
     if s.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(s.cors_origins), allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, limit=s.max_body)
+    if "*" not in s.allowed_hosts:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(s.allowed_hosts))
 
     def auth(request: Request) -> None:
         if s.token is None:

@@ -24,19 +24,36 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def allowed_hosts(host: str, extra: list[str]) -> tuple[str, ...]:
+    """The Host header values a server bound to ``host`` answers: the loopback names on a
+    loopback binding, the bound address on another (any name on 0.0.0.0 or ::, where the
+    token guards), and ``extra`` (--allow-host) in every case."""
+    if is_loopback(host):
+        names = ["127.0.0.1", "localhost", "::1", "[::1]", host]
+    elif host in ("0.0.0.0", "::", ""):
+        names = [] if extra else ["*"]
+    else:
+        names = [host, f"[{host}]" if ":" in host else host]
+    return tuple(dict.fromkeys(names + extra))
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from t2rag.service.app import Settings, create_app
     from t2rag.service.engine import Service
 
-    token = os.environ.get(TOKEN_ENV) or None
+    token = os.environ.get(TOKEN_ENV)
+    if token is not None and not token.strip():
+        raise T2RAGError(f"{TOKEN_ENV} is set but blank: set a token, or unset it (loopback only)")
+    token = token.strip() if token else None
     if not is_loopback(args.host) and token is None:
         raise T2RAGError(f"binding {args.host} (not loopback) needs a bearer token: set {TOKEN_ENV}")
     if args.port < 0 or args.port > 65535 or args.max_waiting < 0 or args.timeout <= 0:
         raise T2RAGError("--port must be 0..65535, --max-waiting >= 0 and --timeout > 0")
     settings = Settings(token=token, max_body=args.max_body, max_question=args.max_question,
-                        timeout_s=args.timeout, cors_origins=tuple(args.cors or ()))
+                        timeout_s=args.timeout, cors_origins=tuple(args.cors or ()),
+                        allowed_hosts=allowed_hosts(args.host, args.allow_host or []))
     with Service.opened(args, max_waiting=args.max_waiting) as service:
         print(f"t2rag: serving {redact(str(args.index))} on http://{args.host}:{args.port}/ "
               f"(API docs at /docs; {'bearer token required' if token else 'no token'})", flush=True)
@@ -76,6 +93,9 @@ def register(sub: Any) -> None:
     p.add_argument("--max-body", type=int, default=1_000_000, metavar="BYTES", help="request body limit (1 MB)")
     p.add_argument("--max-question", type=int, default=2_000, metavar="CHARS", help="question length limit (2000)")
     p.add_argument("--cors", action="append", metavar="ORIGIN", help="allow this browser origin (repeatable; off)")
+    p.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="also answer requests whose Host header names NAME (repeatable; by default only the bound "
+                        "address, and on loopback its names: a guard against DNS rebinding)")
     cli_common.llm_args(p)
     p.set_defaults(func=cmd_serve)
 
