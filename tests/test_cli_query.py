@@ -116,3 +116,22 @@ def test_ask_reports_each_step_on_stderr_unless_quiet(index: Path, capsys: Any) 
     assert "?answer = Alpha" in err and lines[-1].startswith("answer (complete") and "A: Alpha" in out
     code, _, err = run(["ask", str(index), "Which town is in Borduria?", "-q"], capsys)
     assert code == 0 and err == ""
+
+
+def test_a_bad_question_in_a_batch_is_recorded_and_the_rest_answered(index: Path, tmp_path: Path, capsys: Any) -> None:
+    qfile = tmp_path / "q.jsonl"
+    rows = [{"id": "a", "question": "Which town?"}, {"id": "b", "question": "  "},
+            {"id": "c", "question": "Which town\u2028is in Borduria?"}]  # a raw U+2028 inside a string
+    qfile.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    out_file = tmp_path / "answers.jsonl"
+    code, out, _ = run(["ask", str(index), "--questions", str(qfile), "--out", str(out_file), "-q"], capsys)
+    assert code == 0 and "answered 2 questions" in out and "1 refused" in out
+    got = {r["id"]: r for r in map(json.loads, out_file.read_text().splitlines())}
+    assert set(got) == {"a", "b", "c"} and "empty" in got["b"]["error"] and got["c"]["answer"]
+
+
+def test_a_huge_integer_in_a_questions_file_is_one_line(index: Path, tmp_path: Path, capsys: Any) -> None:
+    qfile = tmp_path / "q.json"
+    qfile.write_text('[{"question": "Which town?", "n": ' + "9" * 5000 + "}]")
+    code, _, err = run(["ask", str(index), "--questions", str(qfile), "--out", str(tmp_path / "o.jsonl")], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "out of range" in err

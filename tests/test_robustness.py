@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -287,3 +288,23 @@ def test_bad_config_values_are_one_line_before_a_model_loads(setting: str, tmp_p
     err = capsys.readouterr().err
     assert code in (1, 2) and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert setting.split("=")[0] in err
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u0085", "\x0c", "\u2029"])
+def test_a_corpus_line_with_a_raw_line_separator_in_a_string_loads(sep: str, tmp_path: Path) -> None:
+    from t2rag.index import load_corpus
+
+    p = tmp_path / "c.jsonl"
+    rows = [{"title": "A", "text": f"one{sep}two"}, {"title": "B", "text": "three"}]
+    p.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    assert [d.title for d in load_corpus(p)] == ["A", "B"]
+
+
+def test_a_huge_integer_in_a_corpus_is_one_input_error(tmp_path: Path) -> None:
+    from t2rag.errors import InputError
+    from t2rag.index import load_corpus
+
+    p = tmp_path / "c.json"
+    p.write_text('[{"title": "A", "text": "x", "n": ' + "1" * 5000 + "}]")
+    with pytest.raises(InputError, match="out of range"):
+        load_corpus(p)

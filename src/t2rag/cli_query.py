@@ -15,7 +15,7 @@ from t2rag.answer import Answer
 from t2rag.api import check_question
 from t2rag.config import INDEX_HELP
 from t2rag.errors import InputError, UsageError
-from t2rag.llm.structured import loads
+from t2rag.llm.structured import jsonl_lines, loads
 from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append
 
 
@@ -108,7 +108,7 @@ def read_questions(path: Path) -> list[dict[str, str]]:
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
     try:
-        items = ([loads(line) for line in raw.splitlines() if line.strip()] if path.suffix == ".jsonl"
+        items = ([loads(line) for line in jsonl_lines(raw) if line.strip()] if path.suffix == ".jsonl"
                  else loads(raw))
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: invalid JSON at line {e.lineno} ({e.msg})") from None
@@ -175,9 +175,25 @@ def _ask_file(rag: Any, args: argparse.Namespace) -> int:
     with open_jsonl_for_append(out) as f:  # first: a torn tail is cut before ids are read
         done = _done_ids(out)
         todo = [q for q in questions if q["id"] not in done]
-        _answer_into(f, rag, todo, len(questions), args)
-    print(f"answered {len(todo)} questions ({len(done)} already in {out})")
+        refused = _refuse_invalid(f, todo)  # recorded with their error; the rest are answered
+        todo = [q for q in todo if q["id"] not in refused]
+        _answer_into(f, rag, todo, len(questions) - len(refused), args)
+    print(f"answered {len(todo)} questions ({len(done)} already in {out}"
+          + (f"; {len(refused)} refused, each recorded with its error: {', '.join(sorted(refused))[:200]}"
+             if refused else "") + ")")
     return 0
+
+
+def _refuse_invalid(f: Any, todo: list[dict[str, str]]) -> set[str]:
+    """Write an error row for each question ``check_question`` refuses; return their ids."""
+    refused = set()
+    for q in todo:
+        try:
+            check_question(q["question"])
+        except InputError as e:
+            append_line(f, {"id": q["id"], "question": q["question"], "error": str(e)})
+            refused.add(q["id"])
+    return refused
 
 
 def _answer_into(f: Any, rag: Any, todo: list[dict[str, str]], total: int, args: argparse.Namespace) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from t2rag.errors import InputError
 from t2rag.eval import T2RAG_CONFIGS
 from t2rag.eval.metrics import RECALL_KS, summarize
+from t2rag.llm.structured import jsonl_lines
 from t2rag.outfile import write_text
 
 TABLE_COLUMNS = ("method", "n", "EM", "F1", "R@5", "LLM calls/q", "prompt tok/q", "completion tok/q", "s/q",
@@ -27,7 +28,7 @@ def load_predictions(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     order = [m for m in run.get("methods", []) if m in files] + [m for m in files if m not in run.get("methods", [])]
     out: dict[str, list[dict[str, Any]]] = {}
     for name in order:
-        lines = files[name].read_text("utf-8").splitlines()
+        lines = jsonl_lines(files[name].read_text("utf-8"))
         rows: list[dict[str, Any]] = []
         for line in lines:
             try:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import InputError
-from t2rag.llm.structured import loads
+from t2rag.llm.structured import jsonl_lines, loads
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def load_corpus(path: str | Path) -> list[Document]:
         raise InputError(f"{p}: not UTF-8 text") from None
     if p.suffix.lower() == ".jsonl":
         records = []
-        for n, line in enumerate(raw.splitlines(), 1):
+        for n, line in enumerate(jsonl_lines(raw), 1):
             if line.strip():
                 try:
                     records.append(loads(line))
