@@ -384,3 +384,5 @@ def test_plan_form_checks_givens_and_a_starting_triple() -> None:
     chain = [QueryTriple("Varn", "founded by", "?f"), QueryTriple("Oster", "mayor", "?m"),
              QueryTriple("?f", "born in", "?answer"), QueryTriple("Kell", "is", "old")]
     assert prune(chain) == [chain[0], chain[2], chain[3]]
+    vacuous = [QueryTriple("Lilu", "is", "?answer"), QueryTriple("?answer", "is", "?Answer")]
+    assert prune(vacuous) == vacuous[:1]

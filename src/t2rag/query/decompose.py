@@ -301,7 +301,10 @@ def mark_answer(question: str, triples: list[QueryTriple]) -> list[QueryTriple]:
 def prune(triples: list[QueryTriple]) -> list[QueryTriple]:
     """Drop the triples whose unknowns never reach ?answer through shared placeholders: they
     bind nothing the answer depends on, and running them only spends calls and adds facts
-    that can mislead. Givens (no unknown) stay as stated context. Without ?answer, unchanged."""
+    that can mislead. Givens (no unknown) stay as stated context. A triple that relates an
+    unknown to itself (``[?answer, is, ?answer]``) says nothing and is dropped first. Without
+    ?answer, unchanged."""
+    triples = [t for t in triples if not (is_placeholder(t.subject) and canonical(t.subject) == canonical(t.object))]
     if not any(ANSWER_PLACEHOLDER in t.placeholders for t in triples):
         return triples
     reached = {ANSWER_PLACEHOLDER}
