@@ -308,3 +308,49 @@ def test_a_huge_integer_in_a_corpus_is_one_input_error(tmp_path: Path) -> None:
     p.write_text('[{"title": "A", "text": "x", "n": ' + "1" * 5000 + "}]")
     with pytest.raises(InputError, match="out of range"):
         load_corpus(p)
+
+
+def test_an_openie_idx_naming_another_passage_gives_it_nothing(tmp_path: Path) -> None:
+    from t2rag.index import load_openie
+    from t2rag.types import Chunk
+
+    a, b = Chunk.make("A", "A is a town."), Chunk.make("B", "B is a river.")
+    doc = {"idx": b.id, "passage": a.passage, "extracted_entities": ["A"], "extracted_triples": [["A", "is", "town"]]}
+    p = tmp_path / "openie.json"
+    p.write_text(json.dumps({"docs": [doc]}))
+    got = load_openie(p)
+    assert b.id not in got and got[a.passage].triples
+
+
+def test_tampered_index_files_are_one_line_each(tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from t2rag.cli import main
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index.builder import TripleIndex
+
+    with TripleIndex.create(tmp_path / "ok", embedder=HashingEmbedder()):
+        pass
+    cases = {"list_config": lambda d: (d / "manifest.json").write_text(
+                 json.dumps({**json.loads((d / "manifest.json").read_text()), "config": [1]})),
+             "not_utf8": lambda d: (d / "manifest.json").write_bytes(b"\xff\xfe{"),
+             "db_is_a_dir": lambda d: ((d / "meta.sqlite").unlink(), (d / "meta.sqlite").mkdir())}
+    for name, tamper in cases.items():
+        shutil.copytree(tmp_path / "ok", tmp_path / name)
+        tamper(tmp_path / name)
+        assert main(["inspect", str(tmp_path / name)]) == 1, name
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+    import faiss
+
+    def full_disk(*_: Any) -> None:
+        raise RuntimeError("Error in faiss::FileIOWriter: No space left on device")
+
+    monkeypatch.setattr(faiss, "write_index", full_disk)
+    from t2rag.errors import InputError
+    from t2rag.index.vectors import save_atomic
+
+    with pytest.raises(InputError, match="intact"):
+        save_atomic(faiss.IndexFlatIP(4), tmp_path / "ok" / "vectors.faiss", 1)
+    assert not list((tmp_path / "ok").glob(".vectors-*"))

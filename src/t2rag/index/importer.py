@@ -12,7 +12,7 @@ from t2rag.errors import InputError
 from t2rag.index.corpus import has_surrogates
 from t2rag.llm.structured import loads, scalar_text
 from t2rag.outfile import write_text
-from t2rag.types import Chunk, Triple
+from t2rag.types import Chunk, Triple, md5_hex
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,8 @@ def load_openie(path: str | Path) -> dict[str, Extraction]:
 
     Accepts v1 (``docs[{title, text, passage, extracted_entities, extracted_triples}]``) and
     HippoRAG2 (``docs[{idx, passage, extracted_entities, extracted_triples}]``). Entries are
-    also indexed by their ``idx`` (``chunk-<md5(passage)>``), which equals our chunk id.
+    also indexed by their ``idx`` (``chunk-<md5(passage)>``), which equals our chunk id, when
+    it is the hash of their own passage: an idx that names another passage gives it nothing.
     """
     p = Path(path)
     try:
@@ -109,7 +110,7 @@ def load_openie(path: str | Path) -> dict[str, Extraction]:
         ex = Extraction(list(dict.fromkeys(e for e in ents if e and not has_surrogates(e))),
                         *clean_triples_counted(d.get("extracted_triples")))
         out[passage] = ex
-        if isinstance(d.get("idx"), str):
+        if d.get("idx") == "chunk-" + md5_hex(passage):  # an idx naming another passage is ignored
             out[d["idx"]] = ex
     return out
 

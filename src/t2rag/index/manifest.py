@@ -44,13 +44,23 @@ class Manifest:
         path = Path(directory) / MANIFEST
         if not path.exists():
             raise IndexNotFoundError(f"no T2RAG index at {directory} (no {MANIFEST}); build one with 't2rag index'")
-        return Manifest.from_json(path.read_text(), str(directory), where=str(path))
+        try:
+            text = path.read_text("utf-8")
+        except UnicodeDecodeError:
+            raise IndexMismatchError(f"{path} is not a valid T2RAG manifest: not UTF-8 text") from None
+        except OSError as e:
+            raise IndexMismatchError(f"{path} cannot be read: {e.strerror or e}") from None
+        return Manifest.from_json(text, str(directory), where=str(path))
 
     @staticmethod
     def from_json(text: str, location: str, where: str | None = None) -> Manifest:
         """Parse and check a manifest read from ``where`` for the index at ``location``."""
         try:
-            m = Manifest(**json.loads(text))
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise TypeError("not a JSON object")
+            m = Manifest(**data)
+            m.check_types()
         except (ValueError, TypeError) as e:
             raise IndexMismatchError(f"{where or location} is not a valid T2RAG manifest: {e}") from None
         if m.format_version != FORMAT_VERSION:
@@ -58,6 +68,17 @@ class Manifest:
                 f"index {location} has format {m.format_version}; this T2RAG reads format {FORMAT_VERSION}"
             )
         return m
+
+    def check_types(self) -> None:
+        """Raise TypeError naming the first field whose value has the wrong type (a tampered file)."""
+        expect: dict[str, type | tuple[type, ...]] = {
+            "embedder": str, "dim": int, "config": dict, "format_version": int, "library_version": str,
+            "llm": (str, type(None)), "prompts": dict, "counts": dict, "builds": list,
+            "incomplete": (str, type(None))}
+        for name, kind in expect.items():
+            value = getattr(self, name)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise TypeError(f"'{name}' is a {type(value).__name__}")
 
     def check_embedder(self, name: str, dim: int) -> None:
         if name != self.embedder or dim != self.dim:

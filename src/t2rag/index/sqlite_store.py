@@ -77,6 +77,9 @@ class SqliteStore:
         path = self.dir / "meta.sqlite"
         if not writer and not path.exists():
             raise IndexDamagedError(f"{path} is missing: the index's data is gone; rebuild the index")
+        if path.exists() and not path.is_file():
+            raise IndexDamagedError(f"{path} is not a file (a folder or a device stands in its place); "
+                                    "restore it or rebuild the index")
         if writer:
             self._take_lock()
         self._db_lock = threading.RLock()

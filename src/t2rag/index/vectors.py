@@ -14,6 +14,7 @@ import faiss
 import numpy as np
 
 from t2rag.config import StoreConfig
+from t2rag.errors import InputError
 
 
 def make_index(cfg: StoreConfig, dim: int, n_hint: int) -> faiss.Index:
@@ -54,6 +55,10 @@ def save_atomic(index: faiss.Index, path: Path, generation: int) -> None:
     try:
         faiss.write_index(index, tmp)
         os.replace(tmp, path)
+    except RuntimeError as e:  # faiss reports a full disk or an I/O error this way
+        reason = " ".join(str(e).split())[-160:]
+        raise InputError(f"cannot save {path} ({reason}); the index data is intact: free space and run "
+                         "the command again") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
