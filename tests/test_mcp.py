@@ -51,3 +51,4 @@ def test_the_cli_command_serves_over_stdio(index: Path) -> None:  # noqa: F811
 
     stats = asyncio.run(_session([sys.executable, "-m", "t2rag.cli", "mcp", str(index), "--llm", "scripted"], calls))
     assert stats["counts"]["propositions"] == 2 and stats["model"] == "scripted"
+

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from t2rag import cli_common
+from t2rag.api import check_question
 from t2rag.config import INDEX_HELP
 from t2rag.errors import T2RAGError
 from t2rag.service.engine import Service
@@ -18,6 +19,14 @@ def build_server(service: Service) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
+    def checked(text: str) -> str:
+        """The one question check (``api.check_question``): text that is empty, too long or not
+        encodable (a lone surrogate, which no reply could carry back) is a tool error."""
+        try:
+            return check_question(text)
+        except T2RAGError as e:
+            raise ToolError(str(e)) from None
+
     server = MCPServer(
         "t2rag",
         instructions="Answers multi-hop questions over a private document index with triplet-driven "
@@ -27,9 +36,7 @@ def build_server(service: Service) -> Any:
     @server.tool(description="Answer a question from the indexed documents. Returns the short answer, the "
                              "facts it rests on with their source documents, and how the search ended.")
     def ask(question: str) -> dict[str, Any]:
-        question = " ".join(question.split())
-        if not question:
-            raise ToolError("the question is empty")
+        question = checked(question)
         try:
             a = service.ask(question)
         except T2RAGError as e:
@@ -44,8 +51,9 @@ def build_server(service: Service) -> Any:
     @server.tool(description="Search the index for facts (subject-predicate-object sentences) relevant to a "
                              "query; returns the best k with scores and source documents.")
     def search_facts(query: str, k: int = 10) -> dict[str, Any]:
-        if not query.strip() or not 1 <= k <= 100:
-            raise ToolError("query must not be empty and k must be 1..100")
+        query = checked(query)
+        if not 1 <= k <= 100:
+            raise ToolError("k must be 1..100")
         return {"query": query, "facts": service.search(query, k)}
 
     @server.resource("t2rag://index/stats", name="index-stats", mime_type="application/json",
