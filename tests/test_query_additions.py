@@ -273,7 +273,7 @@ def test_failed_checks_are_reasked_only_when_asked_to(index_dir: Path) -> None:
                                  (ANSWER_PROMPT, {"reasoning": "", "answer": "x"}),
                                  ("could not be used", good), ("Question:", Seq(bad, bad))])
         with T2RAG.open(index_dir, llm=llm) as rag:
-            a = rag.ask(q, {"reask_decomposition": reask, "plan_form": False})
+            a = rag.ask(q, {"reask_decomposition": reask, "plan_form": False, "plan_repair": False})
         assert a.usage["decompose"]["calls"] == calls and len(a.decomposition.problems) == problems
         if reask:
             reasked = llm.calls[1]["messages"][-1]["content"]
@@ -289,8 +289,8 @@ def test_a_plan_that_fails_its_checks_is_not_run_the_passages_are_read(index_dir
         ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]]}),
     ])
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask("Who designed the Kell Bridge?", {"plan_form": False})
-        kept = rag.ask("Who designed the Kell Bridge?", {"reject_failed_plans": False, "plan_form": False})
+        a = rag.ask("Who designed the Kell Bridge?", {"plan_form": False, "plan_repair": False})
+        kept = rag.ask("Who designed the Kell Bridge?", {"reject_failed_plans": False, "plan_form": False, "plan_repair": False})
     assert a.decomposition.problems and a.termination == "plan_rejected" and a.rounds == []
     assert a.answer == "Lena Ortiz" and a.answer_path == "passages"
     assert a.answer_chunks[0].title == "Kell Bridge"  # the question's own best passage first
@@ -384,5 +384,8 @@ def test_plan_form_checks_givens_and_a_starting_triple() -> None:
     chain = [QueryTriple("Varn", "founded by", "?f"), QueryTriple("Oster", "mayor", "?m"),
              QueryTriple("?f", "born in", "?answer"), QueryTriple("Kell", "is", "old")]
     assert prune(chain) == [chain[0], chain[2], chain[3]]
+    one = [QueryTriple("Never Cry Wolf", "released by", "?label"), QueryTriple("Big Hero 6", "released by", "?label")]
+    q2 = "Both Never Cry Wolf and Big Hero 6 were released by what label?"
+    assert mark_answer(q2, one) == one and mark_answer(q2, one, only_unknown=True)[1].object == "?answer"
     vacuous = [QueryTriple("Lilu", "is", "?answer"), QueryTriple("?answer", "is", "?Answer")]
     assert prune(vacuous) == vacuous[:1]

@@ -182,9 +182,12 @@ class QueryConfig:
     one_hop: bool = True
     # The decomposition reply is constrained to its question shape's plan form: an open
     # question's plan ends in a required answer triple whose object is ?answer; a comparison
-    # has a triple per item. Triples linked to nothing the answer needs are dropped and the
-    # question's own statements are givens (query/decompose.py). Off: a free list of triples.
+    # has a triple per item (query/decompose.py). Off: a free list of triples.
     plan_form: bool = True
+    # Repair a plan by rule instead of rejecting it: an open plan's only unknown is its answer,
+    # triples linked to nothing the answer needs are dropped, the question's own statements
+    # are givens, and a triple relating an unknown to itself is dropped.
+    plan_repair: bool = True
 
     def __post_init__(self) -> None:
         check_types(self)

@@ -186,7 +186,7 @@ def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
 def decompose(
     llm: LLM, question: str, *, usage: Usage | None = None, max_tokens: int = 512,
     grounding: Sequence[str] = (), checked: bool = True, reask: bool = False,
-    shown: Sequence[Example] | None = None, plan_form: bool = False,
+    shown: Sequence[Example] | None = None, plan_form: bool = False, repair: bool = False,
 ) -> Decomposition:
     """Decompose ``question``; on unusable output (after one re-ask) fall back to the question.
 
@@ -196,9 +196,10 @@ def decompose(
     again once with the problems named. A decomposition without any unknown (a claim
     to verify) also gets the question as a query, so some evidence is retrieved. ``shown``
     are the worked examples in the prompt (default: the whole pool). With ``plan_form`` the
-    reply is constrained to its shape's plan form (``OPEN_PLAN``, ``COMPARE_PLAN``), triples
-    that link to nothing the answer needs are dropped (``prune``) and triples the question
-    states outright are givens, not failures."""
+    reply is constrained to its shape's plan form (``OPEN_PLAN``, ``COMPARE_PLAN``). With
+    ``repair``, an open plan's only unknown is its answer (``mark_answer``), triples that link
+    to nothing the answer needs are dropped (``prune``) and triples the question states
+    outright are givens, not failures."""
     lines = "".join(f"- {g}\n" for g in grounding)
     facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
     shape = question_shape(question)
@@ -209,13 +210,13 @@ def decompose(
     messages = load(PROMPT).render(question=question.strip(), grounding=facts, examples=worked, reply=reply)
 
     def repaired(triples: list[QueryTriple]) -> list[QueryTriple]:
-        triples = mark_answer(question, triples)
-        return prune(triples) if plan_form and shape == "open" else triples
+        triples = mark_answer(question, triples, only_unknown=repair)
+        return prune(triples) if repair and shape == "open" else triples
 
     def convert(data: Any) -> list[QueryTriple]:
         triples = parse_triples(data)
         if checked and reask:  # a failed check becomes a targeted re-ask (the repair comes after)
-            problems = check(question, repaired(triples), givens=plan_form)
+            problems = check(question, repaired(triples), givens=repair)
             if problems:
                 raise ValueError("; ".join(problems))
         return triples
@@ -230,7 +231,7 @@ def decompose(
             return Decomposition((question_triple(question),), fallback=True, error=str(e))
     if checked:
         triples = repaired(triples)
-        problems = tuple(check(question, triples, givens=plan_form))
+        problems = tuple(check(question, triples, givens=repair))
     if not any(t.placeholders for t in triples):
         triples.append(question_triple(question))
     return Decomposition(tuple(triples), problems=problems)
@@ -283,14 +284,18 @@ def check(question: str, triples: Sequence[QueryTriple], *, givens: bool = False
     return problems
 
 
-def mark_answer(question: str, triples: list[QueryTriple]) -> list[QueryTriple]:
+def mark_answer(question: str, triples: list[QueryTriple], *, only_unknown: bool = False) -> list[QueryTriple]:
     """Name the answer placeholder when the model forgot to: in an open question without
     ?answer, the unknown that only the last triple mentions is what the chain ends in (a
-    repair, not a re-ask: small models name it ?waterfall as often as ?answer)."""
+    repair, not a re-ask: small models name it ?waterfall as often as ?answer); with
+    ``only_unknown``, a plan's one and only unknown is its answer wherever it stands."""
     if question_shape(question) != "open" or not triples:
         return triples
     if any(ANSWER_PLACEHOLDER in t.placeholders for t in triples):
         return triples
+    unknowns = list(dict.fromkeys(p for t in triples for p in t.placeholders))
+    if only_unknown and len(unknowns) == 1:
+        return [t.substitute({unknowns[0]: ANSWER_PLACEHOLDER}) for t in triples]
     earlier = {p for t in triples[:-1] for p in t.placeholders}
     last = [p for p in triples[-1].placeholders if p not in earlier]
     if len(last) != 1:

@@ -167,7 +167,8 @@ class Run:
         with self._llm_time():
             self.decomposition = decompose(self.llm, self.question, usage=self.usage, max_tokens=c.max_tokens,
                                            grounding=facts, checked=c.check_decomposition,
-                                           reask=c.reask_decomposition, shown=shown, plan_form=c.plan_form)
+                                           reask=c.reask_decomposition, shown=shown, plan_form=c.plan_form,
+                                           repair=c.plan_repair)
         d = self.decomposition
         self.emit("decomposition", triples=[t.as_list() for t in d.triples], fallback=d.fallback,
                   problems=list(d.problems))
