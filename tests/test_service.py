@@ -308,3 +308,34 @@ def test_a_foreign_host_header_is_refused(index: Path) -> None:
     assert allowed_hosts("127.0.0.1", []) == ("127.0.0.1", "localhost", "::1", "[::1]")
     assert allowed_hosts("0.0.0.0", []) == ("*",) and allowed_hosts("0.0.0.0", ["rag.lan"]) == ("rag.lan",)
     assert allowed_hosts("10.1.2.3", ["rag.lan"]) == ("10.1.2.3", "rag.lan")
+
+
+def test_connections_that_never_finish_a_request_are_closed(index: Path) -> None:
+    from t2rag.service.deadline import with_read_timeout
+
+    port = free_port()
+    service = Service(index, replies())
+    server = uvicorn.Server(uvicorn.Config(create_app(service, Settings()), host="127.0.0.1", port=port,
+                                           log_level="warning", http=with_read_timeout(1.0)))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    try:
+        slow = []
+        for i in range(20):  # half a header, or a body that never comes
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"GET /v1/index HTTP/1.1\r\nHost: 127.0.0.1\r\n" if i % 2 else
+                      b"POST /v1/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+            s.settimeout(5)
+            slow.append(s)
+        t0 = time.time()
+        assert all(s.recv(100) == b"" for s in slow)  # closed by the server
+        assert time.time() - t0 < 4
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/index").status_code == 200  # whole requests still served
+    finally:
+        for s in slow:
+            s.close()
+        server.should_exit = True
+        thread.join(10)
+        service.close()

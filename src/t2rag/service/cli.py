@@ -13,6 +13,7 @@ from t2rag.errors import T2RAGError, UsageError
 from t2rag.redact import redact
 
 TOKEN_ENV = "T2RAG_API_TOKEN"
+READ_TIMEOUT_S = 30.0  # a client's time to send one whole request (service/deadline.py)
 
 
 def is_loopback(host: str) -> bool:
@@ -41,6 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from t2rag.service.app import Settings, create_app
+    from t2rag.service.deadline import with_read_timeout
     from t2rag.service.engine import Service
 
     token = os.environ.get(TOKEN_ENV)
@@ -49,8 +51,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = token.strip() if token else None
     if not is_loopback(args.host) and token is None:
         raise T2RAGError(f"binding {args.host} (not loopback) needs a bearer token: set {TOKEN_ENV}")
-    if args.port < 0 or args.port > 65535 or args.max_waiting < 0 or args.timeout <= 0:
-        raise T2RAGError("--port must be 0..65535, --max-waiting >= 0 and --timeout > 0")
+    if args.port < 0 or args.port > 65535 or args.max_waiting < 0 or args.timeout <= 0 or args.read_timeout <= 0:
+        raise T2RAGError("--port must be 0..65535, --max-waiting >= 0 and --timeout and --read-timeout > 0")
     settings = Settings(token=token, max_body=args.max_body, max_question=args.max_question,
                         timeout_s=args.timeout, cors_origins=tuple(args.cors or ()),
                         allowed_hosts=allowed_hosts(args.host, args.allow_host or []))
@@ -58,7 +60,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"t2rag: serving {redact(str(args.index))} on http://{args.host}:{args.port}/ "
               f"(API docs at /docs; {'bearer token required' if token else 'no token'})", flush=True)
         uvicorn.run(create_app(service, settings), host=args.host, port=args.port, log_level="warning",
-                    access_log=False)  # access logs off: they would carry query strings
+                    access_log=False,  # access logs off: they would carry query strings
+                    http=with_read_timeout(args.read_timeout))
     return 0
 
 
@@ -90,6 +93,8 @@ def register(sub: Any) -> None:
     p.add_argument("--max-waiting", type=int, default=32, metavar="N",
                    help="questions that may wait for a slot before 429 (32)")
     p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per question before 504 (600)")
+    p.add_argument("--read-timeout", type=float, default=READ_TIMEOUT_S, metavar="S",
+                   help=f"seconds a client has to send a whole request before it is cut off ({READ_TIMEOUT_S:g})")
     p.add_argument("--max-body", type=int, default=1_000_000, metavar="BYTES", help="request body limit (1 MB)")
     p.add_argument("--max-question", type=int, default=2_000, metavar="CHARS", help="question length limit (2000)")
     p.add_argument("--cors", action="append", metavar="ORIGIN", help="allow this browser origin (repeatable; off)")
