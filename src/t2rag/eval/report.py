@@ -9,6 +9,7 @@ from typing import Any
 from t2rag.errors import InputError
 from t2rag.eval import T2RAG_CONFIGS
 from t2rag.eval.metrics import RECALL_KS, summarize
+from t2rag.eval.stats import bootstrap_ci, sign_test_p
 from t2rag.llm.structured import jsonl_lines
 from t2rag.outfile import write_text
 
@@ -128,12 +129,14 @@ def _tokens(row: dict[str, Any]) -> int:
 
 def paired_table(preds: dict[str, list[dict[str, Any]]], baseline: str = "standard",
                  labels: dict[str, str] | None = None) -> str | None:
-    """Each method against ``baseline`` on the questions both answered: exact-match wins,
-    losses and ties, both EMs, and the token ratio (prompt + completion) on those questions."""
+    """Each method against ``baseline`` on the questions both answered: exact-match wins and
+    losses, the sign test's two-sided p, both EMs, a 95 % paired-bootstrap interval of the EM
+    gap (points), and the token ratio (prompt + completion) on those questions."""
     if baseline not in preds:
         return None
     base = _by_id(preds[baseline])
-    head = ["method", "paired n", "wins", "losses", "EM", f"EM {baseline}", "tokens / " + baseline]
+    head = ["method", "paired n", "wins", "losses", "sign p", "EM", f"EM {baseline}", "gap 95% CI",
+            "tokens / " + baseline]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, rows in preds.items():
         pairs = [(r, base[str(r["id"])]) for r in rows if name != baseline and str(r["id"]) in base]
@@ -144,7 +147,9 @@ def paired_table(preds: dict[str, list[dict[str, Any]]], baseline: str = "standa
         em = sum(r["em"] for r, _ in pairs) / len(pairs)
         em_b = sum(b["em"] for _, b in pairs) / len(pairs)
         ratio = sum(_tokens(r) for r, _ in pairs) / max(1, sum(_tokens(b) for _, b in pairs))
-        cells = [(labels or {}).get(name, name), str(len(pairs)), str(wins), str(losses), _pct(em), _pct(em_b)]
+        lo, hi = bootstrap_ci([100 * (r["em"] - b["em"]) for r, b in pairs])
+        cells = [(labels or {}).get(name, name), str(len(pairs)), str(wins), str(losses),
+                 f"{sign_test_p(wins, losses):.2f}", _pct(em), _pct(em_b), f"[{lo:+.1f}, {hi:+.1f}]"]
         lines.append("| " + " | ".join([*cells, f"{ratio:.2f}"]) + " |")
     return "\n".join(lines) if len(lines) > 2 else None
 
@@ -227,9 +232,13 @@ def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str],
         recall_table(runs),
     ]
     if preds:
-        paired = paired_table(preds)
-        if paired:
-            parts += ["", "## Paired against standard dense RAG (same questions)", "", paired]
+        for baseline, what in (("standard", "standard dense RAG"), ("ircot", "IRCoT")):
+            paired = paired_table(preds, baseline)
+            if paired:
+                parts += ["", f"## Paired against {what} (same questions)", "",
+                          "Sign p: two-sided exact sign test over the questions the two answer differently; "
+                          "gap: EM of the method minus the baseline's, in points, with a 95 % paired "
+                          "bootstrap interval over questions.", "", paired]
         ablations = ablation_table(preds)
         if ablations:
             parts += ["", "## T2RAG ablations: each variant against the defaults (same questions)", "", ablations]
