@@ -91,6 +91,12 @@ def test_a_copied_example_answer_is_asked_once_more() -> None:
     llm = ScriptedLLM(default=echo)
     built = [Chunk.make("Bridge", "The Kell Bridge was built in 1931.")]
     assert read_passages(llm, "When was it built?", built).answer == "1931" and len(llm.calls) == 1
+    # a name from the example's reasoning, not its answer, is a copy too; yes/no never is
+    name = '{"reasoning": "", "answer": "Lena Ortiz"}'
+    llm = ScriptedLLM(default=lambda m: name if "Lena Ortiz" in m[0]["content"] else right)
+    assert synthesize(llm, "Who?", QueryState(), natural=False, chunks=passages, notes=True).answer == "1871"
+    llm = ScriptedLLM(default='{"reasoning": "", "answer": "no"}')
+    assert read_passages(llm, "Was it rebuilt?", passages).answer == "no" and len(llm.calls) == 1
 
 
 def test_runaway_extractions_are_bounded() -> None:

@@ -3,7 +3,6 @@ or -- when there is no plan to trust -- from the passages alone, as chunk RAG re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -64,19 +63,24 @@ def _answer(data: Any) -> str:
     return value
 
 
-def _reply_literal(answer: str) -> str:
-    """How a worked example's reply writes ``answer`` in the prompt's instructions."""
-    return f'"answer": {json.dumps(answer.strip())}'
+def _example_lines(messages: Sequence[Message], answer: str) -> list[str]:
+    """The lines of the prompt's instructions that show a worked example naming ``answer``."""
+    a = answer.strip().lower()
+    return [line for m in messages if m["role"] == "system" for line in m["content"].splitlines()
+            if line.startswith("Example") and a in line.lower()]
 
 
 def echoes_example(answer: str, messages: Sequence[Message]) -> bool:
-    """True when ``answer`` is the answer of the worked example in the prompt's instructions and
-    occurs nowhere in what the model was shown for this question: the model copied the example
-    (a 0.5B model answered "1931", the example's year, to a third of HotpotQA questions)."""
+    """True when ``answer`` is a value of the worked example in the prompt's instructions (its
+    answer, or a name in its reasoning) and occurs nowhere in what the model was shown for this
+    question: the model copied the example (a 0.5B model answered "1931", the example's year,
+    to a third of HotpotQA questions; the 1.5B model answered its designer "Lena Ortiz").
+    Answers of two letters or fewer, and yes/no, are never taken for copies."""
     a = answer.strip()
-    system = " ".join(m["content"] for m in messages if m["role"] == "system")
+    if len(a) <= 2 or a.lower() in ("yes", "no"):
+        return False
     shown = " ".join(m["content"] for m in messages if m["role"] != "system")
-    return bool(a) and _reply_literal(a) in system and a.lower() not in shown.lower()
+    return bool(_example_lines(messages, a)) and a.lower() not in shown.lower()
 
 
 def ask_answer(llm: LLM, messages: list[Message], convert: Callable[[Any], T], *, stage: str,
@@ -89,9 +93,9 @@ def ask_answer(llm: LLM, messages: list[Message], convert: Callable[[Any], T], *
     answer = value[0] if isinstance(value, tuple) else value
     if not isinstance(answer, str) or not echoes_example(answer, messages):
         return value
-    copied = _reply_literal(answer)
+    copied = set(_example_lines(messages, answer))
     retry = [m if m["role"] != "system" else
-             {**m, "content": "\n".join(x for x in m["content"].splitlines() if copied not in x)} for m in messages]
+             {**m, "content": "\n".join(x for x in m["content"].splitlines() if x not in copied)} for m in messages]
     value, _ = ask_json(llm, retry, SCHEMA, convert, stage=stage, usage=usage, max_tokens=max_tokens, reask=False)
     return value
 
