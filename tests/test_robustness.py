@@ -360,3 +360,33 @@ def test_tampered_index_files_are_one_line_each(tmp_path: Path, capsys: Any, mon
     with pytest.raises(InputError, match="intact"):
         save_atomic(faiss.IndexFlatIP(4), tmp_path / "ok" / "vectors.faiss", 1)
     assert not list((tmp_path / "ok").glob(".vectors-*"))
+
+
+def test_a_title_given_twice_is_deleted_once(tmp_path: Path) -> None:
+    from conftest import openie_llm
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index import Document
+    from t2rag.index.builder import TripleIndex
+
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add([Document("T", "T is a town."), Document("U", "U is a river.")], llm=openie_llm())
+        r = ix.delete(["T", "T"])
+    assert r["documents"] == 1 and r["not_found"] == 0
+
+
+def test_a_full_disk_leaves_no_manifest_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from t2rag.index.manifest import Manifest
+
+    m = Manifest(embedder="hashing", dim=4, config={})
+    real = Path.write_text
+
+    def full(self: Path, *a: Any, **k: Any) -> int:
+        if self.name.endswith(".tmp"):
+            real(self, "{half")
+            raise OSError(28, "No space left on device")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError):
+        m.save(tmp_path)
+    assert list(tmp_path.iterdir()) == []

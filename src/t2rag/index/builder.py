@@ -255,7 +255,9 @@ class TripleIndex:
         return len(todo)
 
     def delete(self, titles: list[str]) -> dict[str, int]:
-        """Delete documents by title; returns counts of removed chunks and propositions."""
+        """Delete documents by title; returns counts of removed chunks and propositions (a
+        title given twice is one document)."""
+        titles = list(dict.fromkeys(titles))
         known = set(self.store.documents())
         missing = [t for t in titles if t not in known]
         result = self.store.delete_documents([t for t in titles if t in known])

@@ -36,8 +36,11 @@ class Manifest:
     def save(self, directory: Path) -> None:
         path = directory / MANIFEST
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(self.to_json())
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(self.to_json())
+            os.replace(tmp, path)
+        finally:  # a full disk leaves the old manifest and no half-written temporary file
+            tmp.unlink(missing_ok=True)
 
     @staticmethod
     def load(directory: Path) -> Manifest:
