@@ -22,7 +22,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     from t2rag.llm.registry import check_spec
     from t2rag.progress import BuildBar
 
-    docs = load_corpus(args.corpus)
+    notes: list[str] = []
+    docs = load_corpus(args.corpus, notes)
+    for note in notes:
+        print(f"t2rag: {printable(note)}", file=sys.stderr)
     if not docs:
         raise InputError(f"{args.corpus} holds no documents: nothing to index")
     imported = load_openie(args.openie_from) if args.openie_from else None
@@ -111,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("index", help="build or extend an index from a corpus")
-    p.add_argument("corpus", help="JSON list or JSONL of {title, text}, or a directory of .txt/.md files")
+    p.add_argument("corpus", help="a document file or a folder of them (text, Markdown, reStructuredText, HTML, "
+                   "PDF, Word .docx; any text encoding), or a JSON list / JSONL of {title, text}")
     p.add_argument("--index", required=True, metavar="INDEX", help=INDEX_HELP + " (created if missing)")
     llm_args(p)
     p.add_argument("--embedder", default=None, metavar="SPEC",

@@ -1,4 +1,5 @@
-"""Corpus input: a JSON list or JSONL of {title, text}, or a directory of .txt/.md files."""
+"""Corpus input: a JSON list or JSONL of {title, text}, a document file, or a folder of them
+(text, Markdown, reStructuredText, HTML, PDF, Word: ``index/documents.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2rag.errors import InputError
+from t2rag.index.documents import FORMAT_NAMES, FORMATS, read_file
 from t2rag.llm.structured import jsonl_lines, loads
 
 
@@ -39,23 +41,28 @@ def has_surrogates(text: str) -> bool:
     return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
-def load_corpus(path: str | Path) -> list[Document]:
-    """Read documents from a .json list, a .jsonl file, or a directory of .txt/.md files."""
+def load_corpus(path: str | Path, notes: list[str] | None = None) -> list[Document]:
+    """Read documents from a .json list, a .jsonl file, one document file, or a folder of
+    document files (searched recursively; hidden files and folders left out). A file that
+    gives no document (empty, unsupported, unreadable) or was read with a guess (another
+    encoding) adds a line to ``notes``; nothing is skipped silently."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"corpus not found: {p}")
-    if p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.suffix.lower() in (".txt", ".md") and f.is_file())
-        if not files:
-            raise InputError(f"{p}: directory holds no .txt or .md files")
-        docs = []
-        for f in files:
-            try:
-                text = f.read_text("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(f"{f}: not UTF-8 text") from None
-            docs.append(Document(str(f.relative_to(p).with_suffix("")), text.strip()))
+    if p.is_dir() or p.suffix.lower() in FORMATS:
+        files = _folder_files(p) if p.is_dir() else [p]
+        read = [read_file(f, str(f.relative_to(p).with_suffix("")) if p.is_dir() else f.stem) for f in files]
+        if notes is not None:
+            notes += [f"{r.title}: {r.note}" for r in read if r.note]
+        docs = [Document(r.title, r.text) for r in read if not r.skipped]
+        if not docs:
+            what = "holds no readable document" if p.is_dir() else "gave no text"
+            raise InputError(f"{p} {what} (T2RAG reads {FORMAT_NAMES}, and .json/.jsonl lists of {{title, text}})"
+                             + (f"; {read[0].title}: {read[0].note}" if len(read) == 1 else ""))
         return docs
+    if p.suffix.lower() not in (".json", ".jsonl"):
+        raise InputError(f"{p}: unsupported file type (T2RAG reads {FORMAT_NAMES}, "
+                         "and .json/.jsonl lists of {title, text})")
     try:
         raw = p.read_text("utf-8")
     except UnicodeDecodeError:
@@ -74,3 +81,9 @@ def load_corpus(path: str | Path) -> list[Document]:
     except json.JSONDecodeError as e:
         raise InputError(f"{p}: invalid JSON at line {e.lineno} ({e.msg})") from None
     return _from_records(data, str(p))
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """Every file under ``folder`` but hidden ones (``.git/``, ``.DS_Store``), in path order."""
+    return sorted(f for f in folder.rglob("*")
+                  if f.is_file() and not any(part.startswith(".") for part in f.relative_to(folder).parts))

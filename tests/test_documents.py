@@ -1,0 +1,98 @@
+"""Documents as users keep them: formats, encodings, empty and unsupported files, one file."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from t2rag.errors import InputError
+from t2rag.index import load_corpus
+
+
+def _docx(path: Path, paragraphs: list[str]) -> None:
+    body = "".join(f"<w:p><w:r><w:t>{p}</w:t></w:r></w:p>" for p in paragraphs)
+    xml = ('<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/'
+           f'wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>')
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("word/document.xml", xml)
+
+
+def _pdf(path: Path, pages: list[str]) -> None:
+    """A real PDF with a text layer, written by hand (pypdf reads it back)."""
+    objs = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+    kids, out = [], []
+    for i, text in enumerate(pages):
+        page_no, content_no = 3 + 2 * i, 4 + 2 * i
+        kids.append(f"{page_no} 0 R")
+        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET"
+        out.append((page_no, f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_no} 0 R "
+                             f"/Resources << /Font << /F1 {3 + 2 * len(pages)} 0 R >> >> >>"))
+        out.append((content_no, f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream"))
+    objs[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(pages)} >>"
+    objs += [body for _, body in sorted(out)]
+    objs.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    data, offsets = b"%PDF-1.4\n", []
+    for n, body in enumerate(objs, 1):
+        offsets.append(len(data))
+        data += f"{n} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(data)
+    data += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
+    data += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
+    data += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.write_bytes(data)
+
+
+def test_a_folder_of_every_kind_is_read_and_what_is_not_is_named(tmp_path: Path) -> None:
+    d = tmp_path / "docs"
+    (d / "sub").mkdir(parents=True)
+    (d / "alpha.md").write_text("# Alpha\nAlpha is a town in Borduria.")
+    (d / "sub" / "beta.txt").write_text("Beta is a river.")
+    (d / "latin1.txt").write_bytes("Caf\xe9 Ren\xe9 lies in S\xe3o Tom\xe9, a caf\xe9 on the quay.".encode("latin-1"))
+    (d / "empty.txt").write_text("   \n")
+    (d / "page.html").write_text("<html><head><title>T</title><style>p{}</style></head>"
+                                 "<body><p>Gamma is a painter.</p><script>var x=1;</script></body></html>")
+    (d / "notes.rst").write_text("Delta\n=====\n\nDelta is a lake.")
+    _docx(d / "report.docx", ["Epsilon is a bridge.", "It spans the Varn."])
+    _pdf(d / "paper.pdf", ["Zeta is a mountain.", "Eta is a valley."])
+    (d / "data.csv").write_text("a,b\n1,2\n")
+    (d / ".hidden.md").write_text("not indexed")
+    notes: list[str] = []
+    docs = {doc.title: doc.text for doc in load_corpus(d, notes)}
+    assert set(docs) == {"alpha", "sub/beta", "latin1", "page", "notes", "report", "paper"}
+    assert "Café René" in docs["latin1"] and docs["page"] == "Gamma is a painter."
+    assert docs["report"] == "Epsilon is a bridge.\nIt spans the Varn."
+    assert "Zeta is a mountain." in docs["paper"] and "Eta is a valley." in docs["paper"]
+    joined = "\n".join(notes)
+    assert "empty: " in joined and "data: unsupported format" in joined and "latin1: not UTF-8" in joined
+
+
+def test_one_document_file_is_a_corpus(tmp_path: Path) -> None:
+    (tmp_path / "alpha.md").write_text("Alpha is a town.")
+    assert [(d.title, d.text) for d in load_corpus(tmp_path / "alpha.md")] == [("alpha", "Alpha is a town.")]
+    _pdf(tmp_path / "only.pdf", ["Zeta is a mountain."])
+    assert load_corpus(tmp_path / "only.pdf")[0].text == "Zeta is a mountain."
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("empty.md", b"", "gave no text"), ("x.csv", b"a,b", "unsupported file type"),
+    ("bad.pdf", b"%PDF-1.4 garbage", "gave no text"), ("bad.docx", b"not a zip", "gave no text"),
+])
+def test_a_file_that_gives_nothing_is_one_clear_error(tmp_path: Path, name: str, content: bytes, message: str) -> None:
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        load_corpus(tmp_path / name)
+
+
+def test_the_index_command_says_what_it_skipped(tmp_path: Path, capsys: Any) -> None:
+    from t2rag.cli import main
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a.md").write_text("Alpha is a town.")
+    (d / "b.txt").write_text("")
+    assert main(["index", str(d), "--index", str(tmp_path / "ix"), "--llm", "none", "--embedder", "hashing"]) == 0
+    captured = capsys.readouterr()
+    assert "indexed 1 documents" in captured.out and "b: no text" in captured.err
