@@ -96,3 +96,20 @@ def test_the_index_command_says_what_it_skipped(tmp_path: Path, capsys: Any) -> 
     assert main(["index", str(d), "--index", str(tmp_path / "ix"), "--llm", "none", "--embedder", "hashing"]) == 0
     captured = capsys.readouterr()
     assert "indexed 1 documents" in captured.out and "b: no text" in captured.err
+
+
+def test_documents_are_listed_and_a_missing_title_is_an_error(tmp_path: Path, capsys: Any) -> None:
+    from t2rag.cli import main
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a.md").write_text("Alpha is a town.")
+    (d / "b.md").write_text("Beta is a river.")
+    ix = str(tmp_path / "ix")
+    assert main(["index", str(d), "--index", ix, "--llm", "none", "--embedder", "hashing", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["inspect", ix, "--documents"]) == 0 and capsys.readouterr().out == "a\nb\n"
+    assert main(["delete", ix, "--doc", "nope"]) == 1 and "--documents" in capsys.readouterr().err
+    (d / "b.md").write_text("Beta is a lake now.")  # edited: indexing again replaces it
+    assert main(["index", str(d), "--index", ix, "--llm", "none", "--embedder", "hashing", "-q"]) == 0
+    assert "1 changed documents replaced" in capsys.readouterr().out

@@ -367,3 +367,19 @@ def test_a_delete_during_a_build_on_the_server_loses_nothing(tmp_path: Path, pg_
     with TripleIndex.open(pg_url) as ix:
         c = ix.store.counts()
         assert c["chunks_extracted"] == c["chunks"] == 10
+
+
+def test_an_edited_document_replaces_the_old_one(location: str | Path) -> None:
+    docs, imported = _town_docs([("Beta", "Marrow"), ("Gamma", "Quill")])
+    with TripleIndex.create(location, embedder=HashingEmbedder()) as ix:
+        ix.add(docs, imported=imported)
+        edited, edited_imported = _town_docs([("Beta", "Brisk")])
+        r = ix.add(edited, imported=edited_imported)
+        assert r["replaced"] == 1
+        texts = {p.text for p in ix.store.get_propositions(
+            pid for rec in ix.store.openie_records() for pid in _prop_ids(rec.triples)).values()}
+        assert "Beta mentions Brisk" in texts and "Beta mentions Marrow" not in texts
+        assert ix.add(edited, imported=edited_imported)["replaced"] == 0  # the same text again: nothing
+        kept, kept_imported = _town_docs([("Gamma", "Zest")])
+        ix.add(kept, imported=kept_imported, replace=False)  # joins the old text
+        assert len(ix.store.doc_chunk_ids(["Gamma"])["Gamma"]) == 2

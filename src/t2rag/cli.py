@@ -40,9 +40,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     )
     with TripleIndex.create(args.index, embedder=args.embedder, config=config) as ix, \
             BuildBar(disable=args.quiet) as bar:
-        report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed)
+        report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed,
+                        replace=not args.keep_changed)
         counts = ix.store.counts()
-    print(f"indexed {len(docs)} documents into {redact(str(args.index))}: {report['new_chunks']} new chunks, "
+    print(f"indexed {len(docs)} documents into {redact(str(args.index))}: {report['new_chunks']} new chunks"
+          + (f" ({report['replaced']} changed documents replaced)" if report["replaced"] else "") + ", "
           f"{report['extracted']} extracted ({report['failed']} failed), {report['triples']} triples "
           f"({report['triples_dropped']} junk or duplicate dropped); "
           f"index now holds {counts['chunks']} chunks, {counts['propositions']} propositions "
@@ -54,6 +56,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from t2rag.index import TripleIndex
 
     with TripleIndex.open(args.index) as ix:
+        if args.documents:  # the titles, one per line: what `delete --doc` takes
+            for title in ix.store.documents():
+                print(printable(title))
+            return EXIT_OK
         info = ix.inspect(samples=args.samples)
     if args.json:
         print(json.dumps(info, indent=2, ensure_ascii=False))
@@ -90,6 +96,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
     with TripleIndex.open(args.index, writer=True) as ix:
         r = ix.delete(args.doc)
+    if r["documents"] == 0:
+        raise InputError("no document with " + ("that title" if len(set(args.doc)) == 1 else "those titles")
+                         + " in the index; 't2rag inspect INDEX --documents' lists the titles")
     print(f"deleted {r['documents']} documents ({r['chunks']} chunks, {r['propositions']} propositions)"
           + (f"; {r['not_found']} titles not found" if r["not_found"] else ""))
     return EXIT_OK
@@ -130,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index-type", choices=["flat", "hnsw", "ivf"], default="flat",
                    help="exact inner product (default) or approximate for large indexes")
     p.add_argument("--retry-failed", action="store_true", help="extract previously failed chunks again")
+    p.add_argument("--keep-changed", action="store_true",
+                   help="a document whose title the index already holds with other text joins the old one "
+                        "instead of replacing it (default: replace, so an edited file's old facts go)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_index)
 
@@ -137,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     p.add_argument("--samples", type=int, default=5, help="sample chunks to show (5)")
+    p.add_argument("--documents", action="store_true", help="list the documents' titles, one per line")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("export-openie", help="write an index's extracted triples as a HippoRAG OpenIE file "

@@ -148,9 +148,12 @@ class TripleIndex:
         usage: Usage | None = None,
         progress: Callable[[BuildProgress], None] | None = None,
         retry_failed: bool = False,
+        replace: bool = True,
     ) -> dict[str, Any]:
         """Add documents: chunk, extract (imported OpenIE first, else ``llm``), embed.
 
+        A document whose title the index holds with other text (an edited file) replaces the
+        old one, whose facts go with it (``replace``; off: the new chunks join the old ones).
         Chunks already extracted are skipped, so re-running after a crash only does the rest.
         A chunk with no imported extraction and no ``llm`` is recorded as failed. ``llm`` may
         be a zero-argument factory, called only if some chunk needs the LLM (models are slow
@@ -159,7 +162,9 @@ class TripleIndex:
         imported = imported or {}
         # Passages the index already holds whole, looked up in one query for the whole batch.
         held = set(self.store.get_chunks([Chunk.make(d.title, d.text).id for d in docs]))
-        new_chunks = sum(self.store.add_document(d.title, self._chunks(d, imported, held)) for d in docs)
+        chunked = [(d, self._chunks(d, imported, held)) for d in docs]
+        replaced = self._replace_changed(chunked) if replace else []
+        new_chunks = sum(self.store.add_document(d.title, chunks) for d, chunks in chunked)
         self._forget_failures(everything=retry_failed, only_unextracted=bool(llm is not None or imported))
         pending = self.store.chunks_without_openie()
         state = BuildProgress(chunks_total=len(pending), usage=usage or Usage())
@@ -186,6 +191,7 @@ class TripleIndex:
         self.store.save_manifest(self.manifest)
         return {
             "new_chunks": new_chunks,
+            "replaced": len(replaced),
             "extracted": state.chunks_done,
             "failed": state.failures,
             "triples": state.triples,
@@ -195,6 +201,18 @@ class TripleIndex:
             "seconds": round(time.perf_counter() - t0, 3),
             "usage": state.usage.to_dict(),
         }
+
+    def _replace_changed(self, chunked: list[tuple[Document, list[Chunk]]]) -> list[str]:
+        """Delete the documents whose stored chunks differ from the incoming ones (the same
+        title with other text); returns their titles."""
+        incoming: dict[str, set[str]] = {}
+        for d, chunks in chunked:
+            incoming.setdefault(d.title, set()).update(c.id for c in chunks)
+        stored = self.store.doc_chunk_ids(list(incoming))
+        changed = [t for t, ids in stored.items() if ids != incoming[t]]
+        if changed:
+            self.store.delete_documents(changed)
+        return changed
 
     def _chunks(self, doc: Document, imported: dict[str, Extraction], held: set[str]) -> list[Chunk]:
         # An imported extraction covers a whole passage: keep that passage as one chunk. A

@@ -206,6 +206,13 @@ class PgStore:
         with self._lock:
             return [r[0] for r in self.db.execute("SELECT DISTINCT doc FROM doc_chunks ORDER BY doc")]
 
+    def doc_chunk_ids(self, docs: list[str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        with self._lock:
+            for doc, cid in self.db.execute("SELECT doc, chunk_id FROM doc_chunks WHERE doc = ANY(%s)", (docs,)):
+                out.setdefault(doc, set()).add(cid)
+        return out
+
     # --- extractions and propositions ---------------------------------------------
     def record_openie(self, rec: OpenIERecord) -> None:
         props = [(t, Proposition.from_triple(t)) for t in rec.triples]

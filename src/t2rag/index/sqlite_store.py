@@ -232,6 +232,16 @@ class SqliteStore:
     def documents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT doc FROM doc_chunks ORDER BY doc")]
 
+    @_locked
+    def doc_chunk_ids(self, docs: list[str]) -> dict[str, set[str]]:
+        """The chunk ids each of ``docs`` holds now (titles the index lacks are left out)."""
+        out: dict[str, set[str]] = {}
+        for batch in _batches(list(dict.fromkeys(docs)), 500):
+            q = ",".join("?" * len(batch))
+            for doc, cid in self.db.execute(f"SELECT doc, chunk_id FROM doc_chunks WHERE doc IN ({q})", batch):
+                out.setdefault(doc, set()).add(cid)
+        return out
+
     # --- OpenIE records + triples + propositions ------------------------------
     def record_openie(self, rec: OpenIERecord) -> None:
         """Store one chunk's extraction and its propositions (no vectors yet) atomically."""
