@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -319,3 +320,33 @@ def test_the_manifest_names_the_model_and_prompts_of_each_build(tmp_path: Path) 
         builds = ix.manifest.builds
     assert [b["llm"] for b in builds] == ["model-a", "model-b"]  # the second add extracted nothing
     assert builds[0]["chunks_extracted"] == 1 and builds[0]["prompts"] == ix.manifest.prompts
+
+
+def test_the_estimate_calls_equal_the_real_builds(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    import t2rag.cli_common
+    from t2rag.cli import main
+    from t2rag.config import IndexConfig
+    from t2rag.index.estimate import estimate_build, pending_chunks
+
+    docs = [Document(f"Town{i}", f"Town{i} lies in Region{i}. " * (3 + 40 * (i % 3))) for i in range(12)]
+    cfg = IndexConfig()
+    chunks = pending_chunks(docs, cfg, None)
+    est = estimate_build(chunks, openie_llm(), cfg, sample=4)
+    llm = openie_llm()
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add(docs[:5], llm=openie_llm())  # part of it is built already
+        assert len(pending_chunks(docs, ix.config, ix.store)) < len(chunks)
+        ix.add(docs[5:], llm=llm)
+    full = openie_llm()
+    with TripleIndex.create(tmp_path / "full", embedder=HashingEmbedder()) as ix:
+        ix.add(docs, llm=full)
+    assert est.chunks == len(chunks) > 12 and est.sampled == 4
+    assert est.calls == len(full.calls) == 2 * len(chunks)  # two-pass: two calls a chunk, as the build made
+    corpus = tmp_path / "c.json"
+    corpus.write_text(json.dumps([{"title": d.title, "text": d.text} for d in docs]))
+    monkeypatch.setattr(t2rag.cli_common, "llm_from_args", lambda args: openie_llm())
+    assert main(["index", str(corpus), "--index", str(tmp_path / "new"), "--llm", "scripted", "--estimate", "3",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["chunks"] == len(chunks) and out["calls"] == 2 * len(chunks)
+    assert not (tmp_path / "new").exists()  # nothing written

@@ -38,6 +38,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         openie=OpenIEConfig(mode=args.openie_mode),
         store=StoreConfig(index_type=args.index_type),
     )
+    if args.estimate is not None:
+        return _estimate(args, docs, imported, config)
     with TripleIndex.create(args.index, embedder=args.embedder, config=config) as ix, \
             BuildBar(disable=args.quiet) as bar:
         report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed,
@@ -49,6 +51,26 @@ def cmd_index(args: argparse.Namespace) -> int:
           f"({report['triples_dropped']} junk or duplicate dropped); "
           f"index now holds {counts['chunks']} chunks, {counts['propositions']} propositions "
           f"[{report['seconds']:.1f}s]")
+    return EXIT_OK
+
+
+def _estimate(args: argparse.Namespace, docs: Any, imported: Any, config: Any) -> int:
+    """``index --estimate N``: extract N sample chunks, print the projected cost, build nothing."""
+    from t2rag.index import TripleIndex
+    from t2rag.index.estimate import estimate_build, pending_chunks
+    from t2rag.index.store import read_manifest
+
+    if args.llm == "none":
+        raise UsageError("--estimate measures an LLM: give --llm")
+    if read_manifest(args.index) is not None:
+        with TripleIndex.open(args.index) as ix:  # an existing index: its own config, its done chunks
+            chunks = pending_chunks(docs, ix.config, ix.store, imported)
+            config = ix.config
+    else:
+        chunks = pending_chunks(docs, config, None, imported)
+    llm = cli_common.llm_from_args(args)
+    est = estimate_build(chunks, llm, config, sample=args.estimate)
+    print(json.dumps(est.to_dict()) if args.json else est.describe(llm.name))
     return EXIT_OK
 
 
@@ -139,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index-type", choices=["flat", "hnsw", "ivf"], default="flat",
                    help="exact inner product (default) or approximate for large indexes")
     p.add_argument("--retry-failed", action="store_true", help="extract previously failed chunks again")
+    p.add_argument("--estimate", type=int, nargs="?", const=5, metavar="N",
+                   help="extract N sample chunks (5) and print the whole build's expected LLM calls, tokens and "
+                        "time; nothing is written")
+    p.add_argument("--json", action="store_true", help="with --estimate: print the estimate as JSON")
     p.add_argument("--keep-changed", action="store_true",
                    help="a document whose title the index already holds with other text joins the old one "
                         "instead of replacing it (default: replace, so an edited file's old facts go)")
