@@ -339,3 +339,38 @@ def test_connections_that_never_finish_a_request_are_closed(index: Path) -> None
         server.should_exit = True
         thread.join(10)
         service.close()
+
+
+def test_the_openai_sdk_chats_with_t2rag_streaming_and_not(index: Path) -> None:
+    import openai
+
+    with serving(Service(index, replies()), Settings(token="s3cret")) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="s3cret", max_retries=0)
+        assert [m.id for m in client.models.list()] == ["t2rag"]
+        msgs: Any = [{"role": "system", "content": "Be brief."},
+                     {"role": "user", "content": "Which town is in Borduria?"}]
+        r = client.chat.completions.create(model="t2rag", messages=msgs)
+        assert r.choices[0].message.content.startswith("Alpha\n\nSources: Alpha")  # type: ignore[union-attr]
+        assert r.usage is not None and r.usage.total_tokens > 0
+        assert (r.model_extra or {})["t2rag"]["termination"]
+        text, events = "", []
+        for chunk in client.chat.completions.create(model="t2rag", messages=msgs, stream=True):
+            text += (chunk.choices[0].delta.content or "") if chunk.choices else ""
+            events += [chunk.model_extra["t2rag_event"]["kind"]] if (chunk.model_extra or {}).get("t2rag_event") else []
+        assert text.startswith("Alpha") and "decomposition" in events and "answer" in events
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0).models.list()
+        with pytest.raises(openai.UnprocessableEntityError):
+            client.chat.completions.create(model="t2rag", messages=[{"role": "user", "content": "  "}])
+
+
+def test_an_ollama_client_chats_with_t2rag(index: Path) -> None:
+    with serving(Service(index, replies())) as url:
+        assert httpx.get(f"{url}/api/version").json()["version"]
+        assert httpx.get(f"{url}/api/tags").json()["models"][0]["name"] == "t2rag:latest"
+        q = {"model": "t2rag:latest", "messages": [{"role": "user", "content": "Which town is in Borduria?"}]}
+        lines = [json.loads(x) for x in httpx.post(f"{url}/api/chat", json=q, timeout=30).text.splitlines()]
+        assert lines[-1]["done"] and lines[-1]["message"]["content"].startswith("Alpha")
+        assert all(not x["done"] for x in lines[:-1]) and lines[0]["t2rag_event"]["kind"] == "decomposition"
+        one = httpx.post(f"{url}/api/chat", json={**q, "stream": False}, timeout=30).json()
+        assert one["done"] and one["message"]["content"].startswith("Alpha") and one["eval_count"] > 0

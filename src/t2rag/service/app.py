@@ -30,6 +30,7 @@ from t2rag.api import query_config
 from t2rag.errors import T2RAGError
 from t2rag.index.corpus import Document
 from t2rag.query.events import QueryEvent
+from t2rag.service.chat import add_chat_routes
 from t2rag.service.engine import Busy, Service
 
 log = logging.getLogger("t2rag.service")
@@ -154,7 +155,10 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         return _error(500, "internal error")
 
     def check_question(body: AskBody) -> str:
-        q = body.question.strip()
+        return check_text(body.question)
+
+    def check_text(question: str) -> str:
+        q = question.strip()
         if not q:
             raise HTTPException(422, "the question is empty")
         if len(q) > s.max_question:
@@ -202,19 +206,27 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     async def ask_stream(body: AskBody) -> StreamingResponse:
         q = check_question(body)
         check_config(body.config)
-        admit()  # before the 200 and the stream start, so a full server says 429
+        queue, task = start(q, body.config)
+        return StreamingResponse(_events(queue, task), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})
+
+    def start(q: str, config: dict[str, Any] | None) -> tuple[asyncio.Queue[QueryEvent | None], asyncio.Future[Any]]:
+        """Admit a question (429 before any stream starts) and start answering it now, not when
+        the client starts reading, so the admitted slot is always released. The queue carries
+        its events, then None."""
+        admit()
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[QueryEvent | None] = asyncio.Queue()
 
         def on_event(e: QueryEvent) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, e)
 
-        # Started now, not when the client starts reading: the admitted slot is always released.
-        task = asyncio.ensure_future(run(lambda: service.run_admitted(q, body.config, on_event=on_event),
+        task = asyncio.ensure_future(run(lambda: service.run_admitted(q, config, on_event=on_event),
                                          service.executor))
         task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
-        return StreamingResponse(_events(queue, task), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})
+        return queue, task
+
+    add_chat_routes(app, service.llm.name, guarded, check_text, start)
 
     @app.get("/v1/search", dependencies=guarded)
     async def search(q: str, k: int = 10) -> dict[str, Any]:
