@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from t2rag import __version__
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import get_embedder
 from t2rag.errors import ConfigError, ParseError, RequestRejected
@@ -29,6 +28,7 @@ from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.registry import get_llm, with_cache
 from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append, repair_torn_tail
 from t2rag.types import Usage
+from t2rag.version import VERSION
 
 LLMLike = str | LLM
 _CHECKED_KEYS = ("dataset", "llm", "embedder", "openie_from")
@@ -94,7 +94,7 @@ def run_bench(
     _check_run_info(out, {
         "dataset": dataset, "data_dir": str(data_dir), "methods": names, "llm": llm.name,
         "embedder": embedder.name, "openie_from": str(openie_from) if openie_from else None,
-        "limit": limit, "version": __version__, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "limit": limit, "version": VERSION, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
     })
     ix_dir = None
     if any(n != "nor" for n in names):

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2rag import __version__
 from t2rag.config import IndexConfig, to_dict
 from t2rag.embed.base import Embedder
 from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
@@ -30,6 +29,7 @@ from t2rag.llm.base import LLM, parallelism
 from t2rag.prompts import prompt_hashes
 from t2rag.redact import redact
 from t2rag.types import Chunk, OpenIERecord, Usage
+from t2rag.version import VERSION
 
 
 @dataclass
@@ -185,7 +185,7 @@ class TripleIndex:
         if state.chunks_done:
             self.manifest.builds.append({
                 "llm": state.llm or ("imported" if imported else None), "prompts": prompt_hashes(openie.PROMPTS),
-                "library_version": __version__, "chunks_extracted": state.chunks_done, "chunks_failed": state.failures,
+                "library_version": VERSION, "chunks_extracted": state.chunks_done, "chunks_failed": state.failures,
             })
         self.manifest.counts = self.store.counts()
         self.store.save_manifest(self.manifest)

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2rag import __version__
 from t2rag.errors import IndexMismatchError, IndexNotFoundError
+from t2rag.version import VERSION
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -21,7 +21,7 @@ class Manifest:
     dim: int
     config: dict[str, Any]
     format_version: int = FORMAT_VERSION
-    library_version: str = __version__
+    library_version: str = VERSION
     llm: str | None = None
     prompts: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
