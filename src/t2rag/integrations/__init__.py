@@ -1,0 +1,1 @@
+"""Adapters that let other frameworks use T2RAG through its public API (optional extras)."""
