@@ -390,3 +390,31 @@ def test_a_full_disk_leaves_no_manifest_temp_file(tmp_path: Path, monkeypatch: p
     with pytest.raises(OSError):
         m.save(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_index_on_a_read_only_mount_is_read(tmp_path: Path, capsys: Any) -> None:
+    import subprocess
+
+    from conftest import openie_llm
+    from t2rag.cli import main
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index import Document
+    from t2rag.index.builder import TripleIndex
+
+    src, mnt = tmp_path / "src", tmp_path / "ro"
+    with TripleIndex.create(src, embedder=HashingEmbedder()) as ix:
+        ix.add([Document("Alpha", "Alpha is a town in Borduria.")], llm=openie_llm())
+    mnt.mkdir()
+    bind = subprocess.run(["mount", "--bind", str(src), str(mnt)], capture_output=True)
+    if bind.returncode != 0:
+        pytest.skip("cannot bind-mount here (needs root)")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(mnt)], capture_output=True).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        assert main(["inspect", str(mnt)]) == 0
+        assert "chunks=1" in capsys.readouterr().out
+        with TripleIndex.open(mnt) as ix:
+            hits = ix.store.search(ix.embedder.embed(["Alpha town"]), 1)[0]
+            assert hits and not ix.store.writer
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)

@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -83,7 +84,7 @@ class SqliteStore:
         if writer:
             self._take_lock()
         self._db_lock = threading.RLock()
-        self.db = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
+        self.db = self._connect(path)
         try:
             with self.database_errors():
                 self._open_schema()
@@ -100,10 +101,27 @@ class SqliteStore:
         self._chunk_vectors: tuple[list[str], np.ndarray] | None = None
         self._chunk_generation = -1
 
-    def _open_schema(self) -> None:
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+    def _connect(self, path: Path) -> sqlite3.Connection:
+        """A writer's connection, or a reader's read-only one: a reader never writes, so an
+        index on a read-only mount (or owned by someone else) can be read. Without write access
+        to the folder, SQLite cannot make the WAL's shared-memory file; then the database is
+        opened as immutable, which is sound because nothing can write it there either."""
         if self.writer:
+            return sqlite3.connect(path, timeout=30.0, check_same_thread=False)
+        uri = "file:" + urllib.parse.quote(str(path.resolve()))
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            db = sqlite3.connect(uri + mode, uri=True, timeout=30.0, check_same_thread=False)
+            try:
+                db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                return db
+            except sqlite3.DatabaseError:  # no -shm possible (first); damaged (both: reported on use)
+                db.close()
+        return sqlite3.connect(uri + "?mode=ro", uri=True, timeout=30.0, check_same_thread=False)  # its error
+
+    def _open_schema(self) -> None:
+        if self.writer:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
             if "dropped" not in {r[1] for r in self.db.execute("PRAGMA table_info(openie)")}:  # older indexes
                 self.db.execute("ALTER TABLE openie ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
