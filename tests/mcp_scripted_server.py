@@ -7,7 +7,7 @@ import sys
 
 from t2rag.llm.scripted import ScriptedLLM
 from t2rag.service.engine import Service
-from t2rag.service.mcp_server import build_server
+from t2rag.service.mcp_server import build_server, serve_stdio
 
 ANSWER_PROMPT = r"Write the answer|Notes from the search"  # either form of the answer prompt
 
@@ -19,6 +19,6 @@ if __name__ == "__main__":
     ])
     service = Service(sys.argv[1], llm)
     try:
-        build_server(service).run("stdio")
+        serve_stdio(build_server(service))
     finally:
         service.close()

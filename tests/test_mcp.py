@@ -52,3 +52,35 @@ def test_the_cli_command_serves_over_stdio(index: Path) -> None:  # noqa: F811
     stats = asyncio.run(_session([sys.executable, "-m", "t2rag.cli", "mcp", str(index), "--llm", "scripted"], calls))
     assert stats["counts"]["propositions"] == 2 and stats["model"] == "scripted"
 
+
+
+def test_a_lone_surrogate_in_tool_arguments_gets_a_reply(index: Path) -> None:  # noqa: F811
+    """The SDK's client cannot send one, so the JSON-RPC lines are written by hand, as a
+    hostile or buggy client would; the server must answer each request all the same."""
+    import select
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, str(HELPER), str(index)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).parents[1]))
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def call(msg: str) -> dict[str, Any]:
+        proc.stdin.write(msg + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        if '"id"' not in msg:
+            return {}
+        ready, _, _ = select.select([proc.stdout], [], [], 90)
+        assert ready, "no reply"
+        return json.loads(proc.stdout.readline())  # type: ignore[union-attr, no-any-return]
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert call(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))["id"] == 1
+        call(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for i, (tool, key) in enumerate((("ask", "question"), ("search_facts", "query")), 2):
+            reply = call('{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", '
+                         '"arguments": {"%s": "caf\\udce9?"}}}' % (i, tool, key))
+            assert reply["id"] == i and "result" in reply, reply
+    finally:
+        proc.kill()
+        proc.wait()

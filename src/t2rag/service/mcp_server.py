@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 from t2rag import cli_common
@@ -66,9 +68,51 @@ def build_server(service: Service) -> Any:
     return server
 
 
+_ESCAPES = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u(d[89a-f][0-9a-f]{2})|\\\\", re.I)
+
+
+def without_lone_surrogates(line: str) -> str:
+    """A JSON text with each lone surrogate escape (``\\udce9``) replaced by U+FFFD: the
+    SDK's parser refuses such a message whole, so its request would get no reply at all."""
+    return _ESCAPES.sub(lambda m: "\\ufffd" if m.group(3) else m.group(0), line)
+
+
+class _SanitizedLines:
+    """stdin's lines for the SDK's stdio transport, passed through ``without_lone_surrogates``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self.inner:
+            yield without_lone_surrogates(line)
+
+
+def serve_stdio(server: Any) -> None:
+    """Run ``server`` over stdio with the sanitized stdin (the SDK's own run when its low-level
+    server is not reachable, as in another SDK version)."""
+    import io
+    import sys
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    low = getattr(server, "_lowlevel_server", None)
+    if low is None:
+        server.run("stdio")
+        return
+
+    async def main() -> None:
+        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        async with stdio_server(stdin=_SanitizedLines(anyio.wrap_file(text))) as (read, write):  # type: ignore[arg-type]
+            await low.run(read, write, low.create_initialization_options())
+
+    anyio.run(main)
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     with Service.opened(args) as service:
-        build_server(service).run("stdio")
+        serve_stdio(build_server(service))
     return 0
 
 
