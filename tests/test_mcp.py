@@ -79,7 +79,8 @@ def test_a_lone_surrogate_in_tool_arguments_gets_a_reply(index: Path) -> None:  
         call(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         for i, (tool, key) in enumerate((("ask", "question"), ("search_facts", "query")), 2):
             raw = f'"arguments": {{"{key}": "caf\\udce9?"}}'  # the escape stays in the JSON text
-            reply = call(f'{{"jsonrpc": "2.0", "id": {i}, "method": "tools/call", "params": {{"name": "{tool}", {raw}}}}}')
+            head = f'{{"jsonrpc": "2.0", "id": {i}, "method": "tools/call"'
+            reply = call(f'{head}, "params": {{"name": "{tool}", {raw}}}}}')
             assert reply["id"] == i and "result" in reply, reply
     finally:
         proc.kill()
