@@ -350,3 +350,38 @@ def test_the_estimate_calls_equal_the_real_builds(tmp_path: Path, capsys: Any, m
     out = json.loads(capsys.readouterr().out)
     assert out["chunks"] == len(chunks) and out["calls"] == 2 * len(chunks)
     assert not (tmp_path / "new").exists()  # nothing written
+
+
+def test_chunking_streams_tokens_with_bounded_memory() -> None:
+    import random
+    import re as _re
+    import tracemalloc
+
+    from t2rag.config import ChunkConfig
+    from t2rag.index.chunking import _TOKEN, chunk_document
+    from t2rag.types import Chunk
+
+    def reference(doc: Document, cfg: ChunkConfig) -> list[str]:  # the list-of-spans algorithm
+        spans = [m.span() for m in _TOKEN.finditer(doc.text)]
+        if len(spans) <= cfg.size:
+            return [Chunk.make(doc.title, doc.text).id]
+        out = []
+        for start in range(0, len(spans), cfg.size - cfg.overlap):
+            w = spans[start : start + cfg.size]
+            out.append(Chunk.make(doc.title, doc.text[w[0][0] : w[-1][1]]).id)
+            if start + cfg.size >= len(spans):
+                break
+        return out
+
+    rng = random.Random(7)
+    for _ in range(300):
+        text = " ".join(rng.choice(["a", "Bb", "c.", "(d)", "1990", "\n"]) for _ in range(rng.randint(0, 400)))
+        size = rng.randint(8, 50)
+        cfg = ChunkConfig(size=size, overlap=rng.randint(0, size - 1))
+        assert [c.id for c in chunk_document(Document("T", text), cfg)] == reference(Document("T", text), cfg)
+    big = Document("Big", "word, " * 100_000)  # 200,000 tokens
+    tracemalloc.start()
+    chunks = chunk_document(big, ChunkConfig())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(chunks) > 1000 and peak < 10 * 2**20 and not _re.search(r"\s$", chunks[-1].text)
