@@ -374,3 +374,19 @@ def test_an_ollama_client_chats_with_t2rag(index: Path) -> None:
         assert all(not x["done"] for x in lines[:-1]) and lines[0]["t2rag_event"]["kind"] == "decomposition"
         one = httpx.post(f"{url}/api/chat", json={**q, "stream": False}, timeout=30).json()
         assert one["done"] and one["message"]["content"].startswith("Alpha") and one["eval_count"] > 0
+
+
+def test_a_job_waits_for_another_writer_instead_of_failing(index: Path) -> None:
+    service = Service(index, replies())
+    try:
+        with TripleIndex.create(index):  # `t2rag index` writing from another process
+            job = service.submit("delete", ["Beta"])
+            time.sleep(0.6)
+            assert service.job(job.id).status == "running"  # type: ignore[union-attr]
+        for _ in range(200):
+            if service.job(job.id).status in ("done", "failed"):  # type: ignore[union-attr]
+                break
+            time.sleep(0.05)
+        assert service.job(job.id).status == "done"  # type: ignore[union-attr]
+    finally:
+        service.close()

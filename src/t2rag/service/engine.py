@@ -14,6 +14,7 @@ from typing import Any
 from t2rag import cli_common
 from t2rag.answer import Answer
 from t2rag.api import T2RAG
+from t2rag.errors import IndexLockedError
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.store import is_url
@@ -109,7 +110,7 @@ class Service:
         job.status = "running"
         self.jobs.update(job)
         try:
-            with TripleIndex.create(self.directory) as ix:
+            with self._writer_index() as ix:
                 if job.kind == "add":
                     docs: list[Document] = payload
                     job.result = ix.add(docs, llm=self.llm)
@@ -121,6 +122,18 @@ class Service:
         finally:
             job.finished = time.time()
             self.jobs.update(job)
+
+    def _writer_index(self, wait_s: float = 600.0) -> TripleIndex:
+        """The index opened for writing; while another process (``t2rag index`` or ``delete``)
+        holds the one-writer lock, the job waits for it (up to ``wait_s``) rather than fail."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                return TripleIndex.create(self.directory)
+            except IndexLockedError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     @classmethod
     @contextmanager
