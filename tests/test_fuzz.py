@@ -108,3 +108,58 @@ def test_any_corpus_or_openie_file_loads_or_says_why(tmp_path_factory: pytest.Te
         (load_openie if kind == "openie.json" else load_corpus)(path)
     except T2RAGError as e:
         assert "\n" not in str(e)
+
+
+# --- the reliability probe's classes -----------------------------------------------------------
+# What a URL's user or password can hold written raw: any printable character but a space.
+printable = st.characters(whitelist_categories=("L", "N", "P", "S"))
+secrets = st.text(alphabet=printable, min_size=6, max_size=20).map(lambda s: "Zq" + s)
+hosts = st.sampled_from(["localhost", "db.example", "127.0.0.1", "[::1]", "[::1", "h:notaport", "h:99999", ""])
+
+
+@SETTINGS
+@given(secret=secrets, user=st.text(alphabet=printable, max_size=8).filter(lambda s: not set(s) & set("@/:")),
+       host=hosts,
+       form=st.sampled_from(["url", "param", "conninfo", "in_text"]))
+def test_redaction_never_raises_and_never_shows_the_password(secret: str, user: str, host: str, form: str) -> None:
+    from t2rag.redact import redact
+
+    quoted = secret.replace("'", "")
+    text = {"url": f"postgresql://{user}:{secret}@{host}/db",
+            "param": f"postgresql://{user}@{host}/db?sslmode=require&password={secret}",
+            "conninfo": f"host={host} password='{quoted}' dbname=db",
+            "in_text": f"cannot connect to postgres://{user}:{secret}@{host}/db: refused"}[form]
+    shown = redact(text)
+    hidden = quoted if form == "conninfo" else secret
+    assert hidden not in shown
+
+
+query_fields = st.sampled_from(["rounds", "k_chunks", "top_m", "decompose_examples", "answer_passages",
+                                "hybrid", "plan_form", "max_tokens", "resolve_facts", "grounded"])
+
+
+@SETTINGS
+@given(config=st.dictionaries(query_fields, scalars, max_size=4))
+def test_any_config_values_are_a_config_or_one_config_error(config: dict[str, Any]) -> None:
+    from t2rag.api import query_config
+    from t2rag.errors import ConfigError
+
+    try:
+        query_config(config)
+    except ConfigError as e:
+        assert "\n" not in str(e)
+
+
+@SETTINGS
+@given(rows=st.lists(st.dictionaries(st.text(max_size=5), scalars, max_size=3), min_size=1, max_size=6),
+       cut=st.integers(min_value=0, max_value=10_000))
+def test_a_torn_jsonl_tail_is_cut_to_whole_rows(rows: list[dict[str, Any]], cut: int, tmp_path_factory: Any) -> None:
+    from t2rag.outfile import repair_torn_tail
+
+    path = tmp_path_factory.mktemp("torn") / "rows.jsonl"
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", "surrogatepass")
+    path.write_bytes(data[: cut % (len(data) + 1)])
+    repair_torn_tail(path)
+    kept = path.read_bytes()
+    assert data.startswith(kept) and (not kept or kept.endswith(b"\n"))
+    assert len(kept.splitlines()) == sum(1 for line in data[: cut % (len(data) + 1)].split(b"\n")[:-1])

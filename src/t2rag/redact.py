@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 MASK = "***"
-_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s'\"<>]*)")
+_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)(\S*)")
 # a secret-bearing key=value pair, in a URL's query string or a libpq "key=value" conninfo
 _SECRET_PARAM = re.compile(
     r"(?i)(\b(?:password|passwd|pwd|pass|sslpassword|secret|token|api[_-]?key|access[_-]?token)\s*=\s*)"
@@ -18,16 +18,15 @@ _SECRET_PARAM = re.compile(
 
 
 def _mask_url(match: re.Match[str]) -> str:
+    """Mask a URL's user information: everything before the last '@' that precedes the path.
+    A raw '@', '/', '?' or '<' inside a password is covered; when in doubt more is masked."""
     scheme, rest = match.group(1), match.group(2)
-    end = len(rest)
-    for sep in "?#":
-        i = rest.find(sep)
-        if 0 <= i < end:
-            end = i
-    at = rest.rfind("@", 0, end)  # the last '@' before the query: a raw '@' in a password is covered
-    if at >= 0:
-        rest = MASK + rest[at:]
-    return scheme + rest
+    first = rest.find("@")
+    if first < 0:
+        return scheme + rest
+    path = rest.find("/", first)
+    at = rest.rfind("@", 0, path if path >= 0 else len(rest))
+    return scheme + MASK + rest[at:]
 
 
 def redact(text: str) -> str:
