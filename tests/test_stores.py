@@ -383,3 +383,13 @@ def test_an_edited_document_replaces_the_old_one(location: str | Path) -> None:
         kept, kept_imported = _town_docs([("Gamma", "Zest")])
         ix.add(kept, imported=kept_imported, replace=False)  # joins the old text
         assert len(ix.store.doc_chunk_ids(["Gamma"])["Gamma"]) == 2
+
+
+def test_a_truncated_lexical_id_list_is_rebuilt_not_an_index_error(tmp_path: Path) -> None:
+    build(tmp_path / "ix", corpus())
+    ids_file = tmp_path / "ix" / "lexical" / "ids.json"
+    meta = json.loads(ids_file.read_text())
+    ids_file.write_text(json.dumps({**meta, "ids": meta["ids"][:3]}))  # valid JSON, too few ids
+    with TripleIndex.open(tmp_path / "ix") as ix:
+        hits = ix.store.search_lexical(["Region3 Doc3"], 50)[0]
+        assert hits and len(ix.store.lexical().ids) == ix.store.counts()["propositions"]

@@ -79,8 +79,9 @@ class LexicalIndex:
             shutil.rmtree(tmp, ignore_errors=True)
 
     @classmethod
-    def load_if_current(cls, directory: Path, generation: int) -> LexicalIndex | None:
-        """The saved index when it reflects ``generation``; None when missing, stale or unreadable."""
+    def load_if_current(cls, directory: Path, generation: int, count: int | None = None) -> LexicalIndex | None:
+        """The saved index when it reflects ``generation`` (and holds ``count`` ids, and its model
+        as many documents); None when missing, stale, damaged or unreadable."""
         import bm25s
 
         target = directory / DIRNAME
@@ -89,8 +90,12 @@ class LexicalIndex:
             if meta.get("generation") != generation:
                 return None
             ids = [str(i) for i in meta["ids"]]
+            if count is not None and len(ids) != count:
+                return None
             model = bm25s.BM25.load(str(target), show_progress=False) if meta.get("model", bool(ids)) else None
-        except (OSError, ValueError, KeyError, TypeError):
+            if model is not None and int(model.scores.get("num_docs", len(ids))) != len(ids):
+                return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         return cls(ids, model, generation, saved=True)
 

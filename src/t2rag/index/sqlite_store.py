@@ -388,7 +388,8 @@ class SqliteStore:
         """BM25 over proposition texts: the saved one if current, else built from SQLite."""
         gen = self.generation()
         if self._lexical is None or self._lexical.generation != gen:
-            self._lexical = LexicalIndex.load_if_current(self.dir, gen) or LexicalIndex.build(
+            count = int(self.db.execute("SELECT COUNT(*) FROM propositions").fetchone()[0])
+            self._lexical = LexicalIndex.load_if_current(self.dir, gen, count) or LexicalIndex.build(
                 self.db.execute("SELECT id, text FROM propositions ORDER BY rowid"), gen)
         return self._lexical
 
