@@ -393,3 +393,17 @@ def test_a_truncated_lexical_id_list_is_rebuilt_not_an_index_error(tmp_path: Pat
     with TripleIndex.open(tmp_path / "ix") as ix:
         hits = ix.store.search_lexical(["Region3 Doc3"], 50)[0]
         assert hits and len(ix.store.lexical().ids) == ix.store.counts()["propositions"]
+
+
+def test_a_repeated_title_keeps_its_chunk_order_through_a_copy(tmp_path: Path, location: str | Path) -> None:
+    from t2rag.index.copy import copy_index
+
+    long_text = " ".join(f"First{i} part." for i in range(150))
+    docs = [Document("Same", long_text), Document("Same", " ".join(f"Second{i} part." for i in range(150)))]
+    build(tmp_path / "src", docs)
+    with TripleIndex.open(tmp_path / "src") as ix:
+        before = [c.text for _, cs in ix.store.document_chunks() for c in cs]
+    assert len(before) == 6 and before[0].startswith("First0") and before[3].startswith("Second0")
+    copy_index(tmp_path / "src", location)
+    with TripleIndex.open(location) as ix:
+        assert [c.text for _, cs in ix.store.document_chunks() for c in cs] == before

@@ -173,9 +173,11 @@ class PgStore:
                 cur = db.execute("INSERT INTO chunks(id, title, text) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
                                  (c.id, c.title, c.text))
                 new += cur.rowcount
+            # A title added again (a corpus repeating it) continues its order, never interleaves.
+            base = db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM doc_chunks WHERE doc = %s", (doc,)).fetchone()[0]
             with db.cursor() as cur:
                 cur.executemany("INSERT INTO doc_chunks(doc, chunk_id, seq) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                                [(doc, c.id, i) for i, c in enumerate(chunks)])
+                                [(doc, c.id, base + i) for i, c in enumerate(chunks)])
         return new
 
     def chunks_without_openie(self) -> list[Chunk]:

@@ -208,9 +208,11 @@ class SqliteStore:
                 [(c.id, c.title, c.text) for c in chunks],
             )
             new = db.total_changes - before
+            # A title added again (a corpus repeating it) continues its order, never interleaves.
+            base = db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM doc_chunks WHERE doc = ?", (doc,)).fetchone()[0]
             db.executemany(
                 "INSERT OR IGNORE INTO doc_chunks(doc, chunk_id, seq) VALUES (?, ?, ?)",
-                [(doc, c.id, i) for i, c in enumerate(chunks)],
+                [(doc, c.id, base + i) for i, c in enumerate(chunks)],
             )
         return new
 
