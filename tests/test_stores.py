@@ -407,3 +407,69 @@ def test_a_repeated_title_keeps_its_chunk_order_through_a_copy(tmp_path: Path, l
     copy_index(tmp_path / "src", location)
     with TripleIndex.open(location) as ix:
         assert [c.text for _, cs in ix.store.document_chunks() for c in cs] == before
+
+
+def test_workers_on_one_server_share_one_extraction(tmp_path: Path, pg_url: str, monkeypatch: Any) -> None:
+    """Three builds of one corpus on one PostgreSQL index: every chunk is extracted once in
+    all (LLM calls = 2 per chunk), and a SIGKILLed worker's leased chunks return to the pool."""
+    import t2rag.index.builder as builder
+
+    monkeypatch.setattr(builder, "LEASE_S", 30.0)  # the live workers' leases outlast any extraction
+    monkeypatch.setattr(builder, "LEASE_POLL_S", 0.1)
+    docs = corpus(30)
+    build(pg_url, docs[:1])
+    # a worker that leases chunks and dies: its leases must expire, not strand the chunks
+    killed = subprocess.Popen([sys.executable, "-c", KILLED_WORKER.format(tests=str(Path(__file__).parent)), pg_url])
+    time.sleep(3)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    with TripleIndex.open(pg_url) as ix:
+        left = ix.store.counts()["chunks"] - ix.store.counts()["chunks_extracted"]
+    assert 0 < left < 30  # the killed worker leased and extracted part of the corpus
+    llms = [ScriptedLLM(default=fake_openie_reply) for _ in range(3)]
+    errors: list[BaseException] = []
+
+    def worker(llm: ScriptedLLM) -> None:
+        try:
+            build(pg_url, docs, llm)
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(llm,)) for llm in llms]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == []
+    with TripleIndex.open(pg_url) as ix:
+        c = ix.store.counts()
+        assert c["chunks_extracted"] == c["chunks"] == 30
+    # every chunk left was extracted exactly once, by one of the three (two-pass: two calls each);
+    # the chunk the killed worker had leased but not finished waited for its lease to expire
+    from collections import Counter
+
+    seen = Counter(passage_of(call["messages"]) + str("Entities:" in call["messages"][-1]["content"])
+                   for llm in llms for call in llm.calls)
+    assert sum(len(llm.calls) for llm in llms) == 2 * left, [k[:40] for k, n in seen.items() if n > 1]
+
+
+KILLED_WORKER = textwrap.dedent(
+    """
+    import sys, time
+    sys.path.insert(0, {tests!r})
+    import t2rag.index.builder as builder
+    builder.LEASE_S = 1.0
+    from conftest import fake_openie_reply
+    from test_stores import corpus
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index import TripleIndex
+    from t2rag.llm.scripted import ScriptedLLM
+
+    def slow(messages):
+        time.sleep(0.2)
+        return fake_openie_reply(messages)
+
+    with TripleIndex.create(sys.argv[1], embedder=HashingEmbedder()) as ix:
+        ix.add(corpus(30), llm=ScriptedLLM(default=slow))
+    """
+)

@@ -7,8 +7,11 @@ A killed build, run again, does no repeated LLM work and ends where an uninterru
 
 from __future__ import annotations
 
+import os
+import socket
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -30,6 +33,11 @@ from t2rag.prompts import prompt_hashes
 from t2rag.redact import redact
 from t2rag.types import Chunk, OpenIERecord, Usage
 from t2rag.version import VERSION
+
+# Several builds on one PostgreSQL index lease the chunks they extract (``Store.claim``): a lease
+# outlives a killed worker by this long, and a worker waiting on others' chunks looks again this often.
+LEASE_S = float(os.environ.get("T2RAG_LEASE_S", "900"))
+LEASE_POLL_S = 2.0
 
 
 @dataclass
@@ -56,6 +64,7 @@ class TripleIndex:
     """An index at a location: a directory (manifest + SQLite + FAISS) or a PostgreSQL database."""
 
     def __init__(self, location: str | Path, manifest: Manifest, store: Store, embedder: Embedder) -> None:
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # names its leases
         self.location = location
         self.manifest = manifest
         self.store = store
@@ -244,9 +253,32 @@ class TripleIndex:
             return
         model: LLM = llm if isinstance(llm, LLM) else llm()
         self.manifest.llm = state.llm = model.name
-        yield from _run_bounded(
-            lambda c: openie.extract(model, c, self.config.openie, state.usage), todo, parallelism(model)
-        )
+        yield from self._extract_claimed(model, todo, state)
+
+    def _extract_claimed(self, model: LLM, todo: list[Chunk], state: BuildProgress) -> Iterator[OpenIERecord]:
+        """Extract ``todo`` a few chunks at a time, each batch leased first (``Store.claim``), so
+        several builds writing to one PostgreSQL index share the work: a chunk another worker
+        holds is left to it, and looked at again once every claimable chunk is done -- finished
+        by then, or free again because that worker died and its lease expired."""
+        workers = parallelism(model)
+        batch = workers  # leased just before extraction: a lease covers one chunk's time per slot
+
+        def extract(c: Chunk) -> OpenIERecord:
+            return openie.extract(model, c, self.config.openie, state.usage)
+
+        while todo:
+            skipped: list[Chunk] = []
+            for i in range(0, len(todo), batch):
+                part = todo[i : i + batch]
+                mine = self.store.claim([c.id for c in part], self.worker, LEASE_S)
+                skipped += [c for c in part if c.id not in mine]
+                yield from _run_bounded(extract, [c for c in part if c.id in mine], workers)
+            if not skipped:
+                return
+            unextracted = {c.id for c in self.store.chunks_without_openie()}
+            todo = [c for c in skipped if c.id in unextracted]
+            if todo:
+                time.sleep(LEASE_POLL_S)
 
     def _forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
         # Chunks recorded as "no extraction available" are retried whenever a source is given;

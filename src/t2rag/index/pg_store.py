@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS propositions (
 CREATE TABLE IF NOT EXISTS prop_chunks (
   seq BIGSERIAL, prop_id TEXT NOT NULL, chunk_id TEXT NOT NULL, PRIMARY KEY (prop_id, chunk_id));
 CREATE INDEX IF NOT EXISTS prop_chunks_chunk ON prop_chunks(chunk_id);
+CREATE TABLE IF NOT EXISTS t2rag_leases (
+  chunk_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires TIMESTAMPTZ NOT NULL);
 CREATE TABLE IF NOT EXISTS chunk_vectors (
   seq BIGSERIAL, chunk_id TEXT PRIMARY KEY, embedding vector({dim}) NOT NULL);
 CREATE INDEX IF NOT EXISTS propositions_hnsw ON propositions
@@ -240,6 +242,23 @@ class PgStore:
                             sorted((p.id, p.text, t.subject, t.predicate, t.object) for t, p in props))
             cur.executemany("INSERT INTO prop_chunks(prop_id, chunk_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                             [(p.id, rec.chunk_id) for _, p in props])
+
+    def claim(self, chunk_ids: list[str], owner: str, ttl_s: float) -> set[str]:
+        """Lease the chunks of ``chunk_ids`` that are not extracted yet and not leased by another
+        live worker to ``owner`` for ``ttl_s`` seconds; returns those now leased to it. Workers
+        writing to one database so never extract a chunk twice, and a killed worker's chunks
+        return to the pool when its leases expire. A lease is kept after its chunk is recorded:
+        deleting it would let a claim that read the chunk as unextracted (a moment earlier)
+        lease it again once the row is gone."""
+        with self.transaction() as db:
+            rows = db.execute(
+                "INSERT INTO t2rag_leases(chunk_id, owner, expires) "
+                "SELECT id, %s, now() + make_interval(secs => %s) FROM unnest(%s::text[]) AS id "
+                "WHERE NOT EXISTS (SELECT 1 FROM openie o WHERE o.chunk_id = id) "
+                "ON CONFLICT (chunk_id) DO UPDATE SET owner = EXCLUDED.owner, expires = EXCLUDED.expires "
+                "WHERE t2rag_leases.expires < now() OR t2rag_leases.owner = EXCLUDED.owner "
+                "RETURNING chunk_id", (owner, float(ttl_s), sorted(set(chunk_ids)))).fetchall()
+        return {r[0] for r in rows}
 
     def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
         with self.transaction() as db:

@@ -286,6 +286,11 @@ class SqliteStore:
                 db.execute("INSERT OR IGNORE INTO prop_chunks(prop_id, chunk_id) VALUES (?, ?)", (p.id, rec.chunk_id))
             self._set_high_water(db, top)
 
+    def claim(self, chunk_ids: list[str], owner: str, ttl_s: float) -> set[str]:
+        """Every chunk: a directory index has one writer at a time (its lock), so nothing else
+        can be extracting them."""
+        return set(chunk_ids)
+
     def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
         with self.transaction() as db:
             if everything:
