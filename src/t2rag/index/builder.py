@@ -36,7 +36,7 @@ from t2rag.version import VERSION
 
 # Several builds on one PostgreSQL index lease the chunks they extract (``Store.claim``): a lease
 # outlives a killed worker by this long, and a worker waiting on others' chunks looks again this often.
-LEASE_S = float(os.environ.get("T2RAG_LEASE_S", "900"))
+LEASE_S = float(os.environ.get("T2RAG_LEASE_S", "300"))
 LEASE_POLL_S = 2.0
 
 
@@ -266,6 +266,7 @@ class TripleIndex:
         def extract(c: Chunk) -> OpenIERecord:
             return openie.extract(model, c, self.config.openie, state.usage)
 
+        self.store.release_dead(socket.gethostname())
         while todo:
             skipped: list[Chunk] = []
             for i in range(0, len(todo), batch):

@@ -11,6 +11,7 @@ database's generation moves.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -260,12 +261,27 @@ class PgStore:
                 "RETURNING chunk_id", (owner, float(ttl_s), sorted(set(chunk_ids)))).fetchall()
         return {r[0] for r in rows}
 
+    def release_dead(self, host: str) -> int:
+        """Expire the live leases of this host's workers whose process is gone (a crashed or
+        killed ``t2rag index`` run again here need not wait out its own leases); returns how
+        many owners were released."""
+        with self._lock:
+            owners = [r[0] for r in self.db.execute(
+                "SELECT DISTINCT owner FROM t2rag_leases WHERE expires > now() AND owner LIKE %s", (f"{host}:%",))]
+        dead = [o for o in owners if not _alive(o.split(":")[1])]
+        if dead:
+            with self.transaction() as db:
+                db.execute("UPDATE t2rag_leases SET expires = now() - interval '1 second' WHERE owner = ANY(%s)",
+                           (dead,))
+        return len(dead)
+
     def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
-        with self.transaction() as db:
-            if everything:
-                db.execute("DELETE FROM openie WHERE error IS NOT NULL")
-            elif only_unextracted:
-                db.execute("DELETE FROM openie WHERE source = 'none'")
+        which = "error IS NOT NULL" if everything else "source = 'none'" if only_unextracted else None
+        if which is None:
+            return
+        with self.transaction() as db:  # their leases go too: the chunks are up for extraction again
+            db.execute(f"DELETE FROM t2rag_leases WHERE chunk_id IN (SELECT chunk_id FROM openie WHERE {which})")
+            db.execute(f"DELETE FROM openie WHERE {which}")
 
     def propositions_without_vectors(self) -> list[tuple[int, str]]:
         with self._lock:
@@ -303,7 +319,7 @@ class PgStore:
                 "SELECT id FROM chunks WHERE NOT EXISTS (SELECT 1 FROM doc_chunks d WHERE d.chunk_id = chunks.id) "
                 "ORDER BY id FOR UPDATE")]
             for table, col in (("prop_chunks", "chunk_id"), ("triples", "chunk_id"), ("openie", "chunk_id"),
-                               ("chunk_vectors", "chunk_id"), ("chunks", "id")):
+                               ("chunk_vectors", "chunk_id"), ("t2rag_leases", "chunk_id"), ("chunks", "id")):
                 db.execute(f"DELETE FROM {table} WHERE {col} = ANY(%s)", (orphans,))
             gone = db.execute("DELETE FROM propositions p WHERE NOT EXISTS "
                               "(SELECT 1 FROM prop_chunks l WHERE l.prop_id = p.id)").rowcount
@@ -389,3 +405,16 @@ class PgStore:
 def safe_name(url: str) -> str:
     """A file-system-safe label for a database URL (for run directories and logs)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", redact(url).split("://", 1)[-1]).strip("_")[:80]
+
+
+def _alive(pid: str) -> bool:
+    """Whether a process with this id runs on this host (a malformed id counts as alive)."""
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
