@@ -22,10 +22,10 @@ for step in $STEPS; do
       bench musique "$MUS" standard,ircot,t2rag 70
       bench hotpotqa "$HOT" standard,ircot,t2rag 70 ;;
     medical)  # the first 30 of Medical's dev questions
-      bench medical "$MED" standard,t2rag,t2rag_freeplan 30 ;;
-    planform)  # the plan-form lever alone, paired on the first 30
-      bench musique "$MUS" t2rag_freeplan 30
-      bench hotpotqa "$HOT" t2rag_freeplan 30 ;;
+      bench medical "$MED" standard,t2rag 30 ;;
+    planform)  # the plan levers (docs/plan-repair.md), paired on the first 30
+      bench musique "$MUS" t2rag_planform,t2rag_norepair 30
+      bench hotpotqa "$HOT" t2rag_planform,t2rag_norepair 30 ;;
     ablations)  # earlier levers, on the first 30
       bench musique "$MUS" t2rag_single,t2rag_nolookback,t2rag_fallback,t2rag_allexamples 30
       bench hotpotqa "$HOT" t2rag_single,t2rag_nolookback,t2rag_fallback,t2rag_allexamples 30 ;;

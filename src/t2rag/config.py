@@ -180,10 +180,10 @@ class QueryConfig:
     # every open placeholder, a 1.5B model fills ?answer with the first hop's value
     # ('American Psychological Association' as the association's first president).
     one_hop: bool = True
-    # The decomposition reply is constrained to its question shape's plan form: an open
-    # question's plan ends in a required answer triple whose object is ?answer; a comparison
-    # has a triple per item (query/decompose.py). Off: a free list of triples.
-    plan_form: bool = True
+    # Constrain the decomposition reply to its question shape's plan form: an open question's
+    # plan ends in a required answer triple whose object is ?answer; a comparison has a triple
+    # per item (query/decompose.py). Off: a free list of triples (measured better: docs/plan-repair.md).
+    plan_form: bool = False
     # Repair a plan by rule instead of rejecting it: an open plan's only unknown is its answer,
     # triples linked to nothing the answer needs are dropped, the question's own statements
     # are givens, and a triple relating an unknown to itself is dropped.

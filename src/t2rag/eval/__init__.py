@@ -10,7 +10,7 @@ PAPER: dict[str, Any] = {"hybrid": False, "grounded": False, "check_decompositio
                          "lookback_passages": 5, "answer_passages": 0, "passages_when_complete": False,
                          "reject_failed_plans": False, "facts_as_notes": False,
                          "read_last_hop": False, "one_hop": False, "decompose_examples": 0,
-                         "question_fallback": True, "plan_form": False, "plan_repair": False}
+                         "question_fallback": True, "plan_repair": False}
 T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag": {},
     "t2rag_single": {"rounds": 1},
@@ -34,8 +34,8 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_3passages": {"answer_passages": 3},  # the answer reads 3 passages, not 4 (a cost measurement)
     "t2rag_fallback": {"question_fallback": True},  # the paper's question round when the chain breaks
     "t2rag_allexamples": {"decompose_examples": 0},  # the decomposition sees every worked example
-    "t2rag_freeplan": {"plan_form": False},  # a free list of triples, repaired by rule
-    "t2rag_norepair": {"plan_form": False, "plan_repair": False},  # a free list, rejected when it fails checks
+    "t2rag_planform": {"plan_form": True},  # the reply constrained to its shape's plan form
+    "t2rag_norepair": {"plan_repair": False},  # a plan that fails its checks is rejected, not repaired
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 
