@@ -120,16 +120,20 @@ def run(jobs: int, asks: int, concurrency: int) -> dict[str, Any]:
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp / "ix"), str(max(10, jobs // 5))])
     stats = {"5xx": 0, "failed_jobs": 0, "inconsistent": 0, "asks": 0, "searches": 0, "jobs": 0}
     samples: list[dict[str, float]] = []
+    examples: list[Any] = []
     lock = threading.Lock()
 
     def one(i: int) -> None:
         with httpx.Client(base_url=url, timeout=60) as c:
             if i % 10 == 0:
                 r = c.get("/v1/search", params={"q": f"Town{i % 50} mentions Person{i % 50}", "k": 10})
-                ok = r.status_code < 500 and consistent(r.json().get("facts", []))
+                facts = r.json().get("facts", []) if r.status_code < 500 else []
+                ok = consistent(facts)
                 with lock:
                     stats["searches"] += 1
                     stats["inconsistent"] += not ok
+                    if not ok and len(examples) < 3:
+                        examples.append([f for f in facts if not consistent([f])][:2])
             else:
                 r = c.post("/v1/ask", json={"question": f"What does Town{i % 50} mention?"})
                 with lock:
@@ -159,7 +163,7 @@ def run(jobs: int, asks: int, concurrency: int) -> dict[str, Any]:
     quarter = max(1, len(samples) // 4)
     first, last = samples[:quarter], samples[-quarter:]
     growth = {k: max(s[k] for s in last) - max(s[k] for s in first) for k in ("fds", "rss_mib")}
-    return {**stats, "seconds": round(time.perf_counter() - t0, 1), "writer_exit": writer.returncode,
+    return {**stats, "inconsistent_examples": examples, "seconds": round(time.perf_counter() - t0, 1), "writer_exit": writer.returncode,
             "fds_first": max(s["fds"] for s in first), "fds_last": max(s["fds"] for s in last),
             "rss_mib_first": round(max(s["rss_mib"] for s in first)),
             "rss_mib_last": round(max(s["rss_mib"] for s in last)),
