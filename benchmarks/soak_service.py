@@ -163,7 +163,8 @@ def run(jobs: int, asks: int, concurrency: int) -> dict[str, Any]:
     quarter = max(1, len(samples) // 4)
     first, last = samples[:quarter], samples[-quarter:]
     growth = {k: max(s[k] for s in last) - max(s[k] for s in first) for k in ("fds", "rss_mib")}
-    return {**stats, "inconsistent_examples": examples, "seconds": round(time.perf_counter() - t0, 1), "writer_exit": writer.returncode,
+    return {**stats, "inconsistent_examples": examples, "seconds": round(time.perf_counter() - t0, 1),
+            "writer_exit": writer.returncode,
             "fds_first": max(s["fds"] for s in first), "fds_last": max(s["fds"] for s in last),
             "rss_mib_first": round(max(s["rss_mib"] for s in first)),
             "rss_mib_last": round(max(s["rss_mib"] for s in last)),
