@@ -390,3 +390,14 @@ def test_a_job_waits_for_another_writer_instead_of_failing(index: Path) -> None:
         assert service.job(job.id).status == "done"  # type: ignore[union-attr]
     finally:
         service.close()
+
+
+def test_the_job_queue_is_bounded(index: Path) -> None:
+    def slow(messages: list[Message]) -> str:
+        time.sleep(0.3)
+        return json.dumps({"entities": []} if "ntities" in messages[-1]["content"] else {"triples": []})
+
+    with serving(Service(index, ScriptedLLM(default=slow), max_jobs=2)) as url:
+        docs = [{"title": f"T{i}", "text": f"T{i} is a town."} for i in range(3)]
+        codes = [httpx.post(f"{url}/v1/documents", json={"documents": [d]}).status_code for d in docs]
+        assert codes == [202, 202, 429]
