@@ -167,3 +167,26 @@ def test_st_without_sentence_transformers_says_how_to_install() -> None:
 
     with pytest.raises(ConfigError, match=r"pip install 't2rag\[st\]'"):
         SentenceTransformerEmbedder("minilm-fp32")
+
+
+def test_a_private_servers_embedder_is_never_sent_to_the_public_endpoint(monkeypatch: Any) -> None:
+    from t2rag.embed.registry import get_embedder
+    from t2rag.errors import ConfigError
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="base-url"):
+        get_embedder("openai:nomic-embed-text@127.0.0.1:11434")  # the name an index records
+
+
+def test_index_sends_an_openai_embedders_texts_to_the_given_base_url(tmp_path: Any, monkeypatch: Any) -> None:
+    from t2rag.cli import main
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    (tmp_path / "a.md").write_text("Alpha is a town in Borduria.")
+    with fake_openai() as (url, state):
+        code = main(["index", str(tmp_path / "a.md"), "--index", str(tmp_path / "ix"), "--llm", "none",
+                     "--embedder", "openai:nomic-embed-text", "--base-url", url, "-q"])
+        monkeypatch.setenv("OPENAI_BASE_URL", url)  # reopened by its recorded name: the same server
+        assert code == 0 and main(["inspect", str(tmp_path / "ix")]) == 0
+    assert state.count("/embeddings") >= 2  # the probe and the texts went to the local server

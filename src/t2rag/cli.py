@@ -40,7 +40,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     )
     if args.estimate is not None:
         return _estimate(args, docs, imported, config)
-    with TripleIndex.create(args.index, embedder=args.embedder, config=config) as ix, \
+    with TripleIndex.create(args.index, embedder=cli_common.embedder_from_args(args), config=config) as ix, \
             BuildBar(disable=args.quiet) as bar:
         report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed,
                         replace=not args.keep_changed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 from t2rag.errors import UsageError
 from t2rag.llm.base import LLM
@@ -34,8 +35,22 @@ def check_llm_args(args: argparse.Namespace) -> None:
         raise UsageError("--parallel must be at least 1")
     if args.context is not None and args.context < 256:
         raise UsageError("--context must be at least 256 tokens")
-    if args.base_url and not str(args.llm).startswith("openai:"):
-        raise UsageError("--base-url only applies to --llm openai:MODEL")
+    remote_embedder = str(getattr(args, "embedder", None) or "").startswith("openai:")
+    if args.base_url and not str(args.llm).startswith("openai:") and not remote_embedder:
+        raise UsageError("--base-url only applies to --llm openai:MODEL or --embedder openai:MODEL "
+                         "(Ollama and vLLM are reached as openai:MODEL with their /v1 URL)")
+
+
+def embedder_from_args(args: argparse.Namespace) -> Any:
+    """The ``--embedder`` spec, built with ``--base-url`` when it names an OpenAI-compatible
+    embedder: a private server's URL must reach the embedder too, or the documents would go
+    to the default public endpoint."""
+    spec = getattr(args, "embedder", None)
+    if spec and str(spec).startswith("openai:") and args.base_url:
+        from t2rag.embed.registry import get_embedder
+
+        return get_embedder(spec, base_url=args.base_url)
+    return spec
 
 
 def llm_from_args(args: argparse.Namespace) -> LLM:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,13 @@ def _openai(arg: str, **opts: Any) -> Embedder:
 
     if not arg:
         raise ConfigError("embedder spec 'openai:' needs a model name, e.g. openai:text-embedding-3-small")
-    return OpenAICompatEmbedder(model=arg, **opts)
+    model, at, host = arg.partition("@")
+    if at and not (opts.get("base_url") or os.environ.get("OPENAI_BASE_URL")):
+        # An index built against a private server records it as MODEL@HOST. Without that
+        # server's URL, never fall back to the public endpoint: texts would leave the machine.
+        raise ConfigError(f"this index's embedder {model!r} ran at {host}: give its URL with --base-url "
+                          "or OPENAI_BASE_URL (texts are not sent to the default public endpoint)")
+    return OpenAICompatEmbedder(model=model, **opts)
 
 
 def _st(arg: str, **opts: Any) -> Embedder:
