@@ -262,7 +262,10 @@ def render_report(run_dirs: list[Path], out: Path | None = None) -> str:
     dirs = [Path(d) for d in run_dirs]
     if not dirs:
         raise InputError("no run directories given")
-    runs = [(_label(d, m), m) for d, m in ((d, compute_metrics(d)) for d in dirs)]
+    metrics = [compute_metrics(d) for d in dirs]
+    for d, m in zip(dirs, metrics):  # each run's metrics.json stays true to its predictions
+        write_text(d / "metrics.json", json.dumps(m, indent=2))
+    runs = [(_label(d, m), m) for d, m in zip(dirs, metrics)]
     target = Path(out) if out else (dirs[0] if len(dirs) == 1 else dirs[0].parent / "compare")
     target.mkdir(parents=True, exist_ok=True)
     plot_em(runs, target / EM_CHART)

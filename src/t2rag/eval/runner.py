@@ -105,10 +105,8 @@ def run_bench(
         for method in runnable:
             run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress,
                        concurrency=parallelism(llm))
-    metrics = compute_metrics(out)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
-    render_report([out], out)
-    return metrics
+    render_report([out], out)  # writes metrics.json too
+    return compute_metrics(out)
 
 
 def _prepare_index(
