@@ -132,6 +132,8 @@ class Answer:
     prompts: dict[str, str] = field(default_factory=dict)  # prompt name -> hash
     # "facts": resolved triples only; "facts+passages": passages too; "passages": read alone (rejected plan)
     answer_path: str = "facts"
+    # The answer check's finding about the first reply, which was asked again ("": it passed)
+    answer_check: str = ""
     answer_chunks: list[ChunkRef] = field(default_factory=list)  # the passages the answer read
     grounding: list[PropositionRef] = field(default_factory=list)  # retrieved for the question itself
 

@@ -188,6 +188,10 @@ class QueryConfig:
     # triples linked to nothing the answer needs are dropped, the question's own statements
     # are givens, and a triple relating an unknown to itself is dropped.
     plan_repair: bool = True
+    # Ask the answer once more when it repeats a bridge the chain found (?country = Hong Kong
+    # answered to "When was the country ... taken?") or is not the kind of value the question
+    # asks for (a date, a number, a name): query/answer_check.py.
+    answer_check: bool = False
 
     def __post_init__(self) -> None:
         check_types(self)

@@ -36,6 +36,7 @@ T2RAG_CONFIGS: dict[str, dict[str, Any]] = {
     "t2rag_allexamples": {"decompose_examples": 0},  # the decomposition sees every worked example
     "t2rag_planform": {"plan_form": True},  # the reply constrained to its shape's plan form
     "t2rag_norepair": {"plan_repair": False},  # a plan that fails its checks is rejected, not repaired
+    "t2rag_answercheck": {"answer_check": True},  # a bridge-echo or wrong-kind answer asked again
 }
 METHODS: tuple[str, ...] = ("nor", "bm25", "standard", "ircot", *T2RAG_CONFIGS)
 

@@ -56,6 +56,8 @@ class T2RAGMethod:
             "unresolved": d.get("unresolved", []),
             "timing": d.get("timing"),  # the engine's own LLM / non-LLM split
         }
+        if d.get("answer_check"):
+            extra["answer_check"] = d["answer_check"]
         if d.get("errors"):
             extra["pipeline_errors"] = d["errors"]
         return Prediction(str(d.get("answer", "")), chunks, Usage.from_dict(d.get("usage") or {}), extra)

@@ -40,6 +40,7 @@ from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Term
 from t2rag.config import QueryConfig, to_dict
 from t2rag.llm.base import LLM
 from t2rag.prompts import prompt_hashes
+from t2rag.query.answer_check import problem
 from t2rag.query.decompose import ANSWER_PLACEHOLDER, EXAMPLES, Decomposition, decompose, pick_examples
 from t2rag.query.events import EventSink, Kind, QueryEvent
 from t2rag.query.resolve import Resolution, resolve
@@ -137,6 +138,7 @@ class Run:
     evidence: list[Evidence] = field(default_factory=list)
     rounds: list[RoundTrace] = field(default_factory=list)
     on_event: EventSink | None = None
+    check_note: str = ""  # what the answer check found in the first reply ("" when it passed)
 
     def emit(self, kind: Kind, **data: Any) -> None:
         if self.on_event is not None:
@@ -205,11 +207,25 @@ class Run:
         return c.read_last_hop and c.synth_chunks and c.answer_passages > 0 and last_hop(state)
 
     def synthesize(self, state: QueryState, *, natural: bool, reached: bool) -> Synthesis:
-        with self._llm_time():
-            c = self.config
-            return synthesize(self.llm, self.question, state, natural=natural,
-                              chunks=self.answer_chunks(natural, reached), facts=c.answer_facts,
-                              notes=c.facts_as_notes, usage=self.usage, max_tokens=c.max_tokens)
+        """Write the answer from the chain; with ``answer_check``, a reply that repeats a bridge
+        or is the wrong kind of value is asked once more with the finding, and the second reply
+        stands if it passes the check (``query/answer_check.py``)."""
+        c = self.config
+        chunks = self.answer_chunks(natural, reached)
+
+        def write(note: str = "") -> Synthesis:
+            with self._llm_time():
+                return synthesize(self.llm, self.question, state, natural=natural, chunks=chunks,
+                                  facts=c.answer_facts, notes=c.facts_as_notes, note=note, usage=self.usage,
+                                  max_tokens=c.max_tokens)
+
+        first = write()
+        note = problem(self.question, first.answer, state) if c.answer_check else None
+        if note is None:
+            return first
+        self.check_note = note
+        second = write(note)
+        return second if problem(self.question, second.answer, state) is None else first
 
     def reading(self, *, reached: bool) -> int:
         """How many passages the answer reads: ``answer_passages`` when the chain reached its
@@ -253,7 +269,8 @@ class Run:
         missing = {c for t in state.resolved for c in t.support.chunks} - chunks.keys()
         if missing:
             chunks.update(self.retriever.chunks(missing))
-        self.emit("answer", answer=synthesis.answer, termination=reason, answer_path=synthesis.path)
+        self.emit("answer", answer=synthesis.answer, termination=reason, answer_path=synthesis.path,
+                  check=self.check_note)
         return Answer(
             question=self.question,
             answer=synthesis.answer,
@@ -267,6 +284,7 @@ class Run:
             config=to_dict(self.config),
             errors=self._errors(synthesis),
             answer_path=synthesis.path,
+            answer_check=self.check_note,
             answer_chunks=[ChunkRef(c.id, c.title) for c in synthesis.chunks],
             grounding=[prop_ref(p) for p in self.grounding.propositions] if self.grounding else [],
             model=getattr(self.llm, "name", ""),

@@ -48,4 +48,5 @@ def describe(event: QueryEvent) -> str:
         bound = ", ".join(f"{b['placeholder']} = {b['value']}" for b in d["bindings"]) or "nothing bound"
         dropped = f"; {len(d['dropped'])} dropped" if d["dropped"] else ""
         return f"round {d['round']}: {bound}{dropped}"
-    return f"answer ({d['termination']}, from {d['answer_path']}): {d['answer']}"
+    checked = f" (asked again: {d['check']})" if d.get("check") else ""
+    return f"answer ({d['termination']}, from {d['answer_path']}): {d['answer']}{checked}"

@@ -39,14 +39,17 @@ class Synthesis:
 
 def render(
     question: str, state: QueryState, *, natural: bool, chunks: Sequence[Chunk], facts: bool = True,
-    notes: bool = False,
+    notes: bool = False, note: str = "",
 ) -> list[Message]:
     """After natural completion only the resolved triples; after a stop, what is left too.
-    With ``notes`` the passages come first and the facts are notes to check against them."""
+    With ``notes`` the passages come first and the facts are notes to check against them;
+    ``note`` (the answer check's finding about an earlier reply) comes last."""
     extra = ""
     pending = state.searchable + state.fuzzy
     if pending and not natural:
         extra += "\nStill unresolved:\n" + format_triples(pending) + "\n"
+    if note:
+        extra += "\n" + note + "\n"
     shown = format_triples(state.resolved) if facts else "(none)"
     if notes:
         return load(NOTES_PROMPT).render(question=question.strip(), facts=shown, extra=extra,
@@ -117,13 +120,15 @@ def synthesize(
     chunks: Sequence[Chunk] = (),
     facts: bool = True,
     notes: bool = False,
+    note: str = "",
     usage: Usage | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Synthesis:
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask).
     The passages shown are those of ``chunks`` (best first) that fit the model's context."""
     messages, chunks = fit_passages(
-        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=facts, notes=notes), chunks,
+        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=facts, notes=notes, note=note),
+        chunks,
         max_tokens=max_tokens, stage="answer", usage=usage)
     path = "facts+passages" if chunks else "facts"
     try:
