@@ -5,7 +5,8 @@ from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_stat
 
 
 def chain_state(value: str = "Hong Kong"):
-    plan = [QueryTriple("Fist Power", "produced in", "?country"), QueryTriple("?country", "taken by British in", "?answer")]
+    plan = [QueryTriple("Fist Power", "produced in", "?country"),
+            QueryTriple("?country", "taken by British in", "?answer")]
     return apply_bindings(initial_state(plan), [Binding("?country", value)], 1)
 
 
@@ -15,7 +16,8 @@ def test_kinds_follow_the_question_words():
     assert expected_kind("Who was the first president of X?") == "name"
     assert expected_kind("How many stores are there?") == "number"
     assert expected_kind("What county borders X?") is None
-    assert fits_kind("August 16, 1967", "date") and fits_kind("the 1840s", "date") and not fits_kind("Hong Kong", "date")
+    assert fits_kind("August 16, 1967", "date") and fits_kind("the 1840s", "date")
+    assert not fits_kind("Hong Kong", "date")
     assert fits_kind("twelve", "number") and not fits_kind("Tulsa", "number")
     assert not fits_kind("no", "name") and fits_kind("G. Stanley Hall", "name")
     assert fits_kind("anything", None)
@@ -53,7 +55,8 @@ def test_the_engine_asks_once_more_and_records_why(tmp_path):
     from t2rag.llm.scripted import ScriptedLLM
     from t2rag.types import Triple
 
-    corpus = [("Kell Bridge", "The Kell Bridge was designed by Lena Ortiz.", ("Kell Bridge", "designed by", "Lena Ortiz")),
+    corpus = [("Kell Bridge", "The Kell Bridge was designed by Lena Ortiz.",
+               ("Kell Bridge", "designed by", "Lena Ortiz")),
               ("Lena Ortiz", "Lena Ortiz was born in 1931 in Varn.", ("Lena Ortiz", "born in", "1931"))]
     with TripleIndex.create(tmp_path / "idx", embedder=HashingEmbedder()) as ix:
         ix.add([Document(t, x) for t, x, _ in corpus],
@@ -68,7 +71,8 @@ def test_the_engine_asks_once_more_and_records_why(tmp_path):
             ("Placeholders to fill", json.dumps({"bindings": [{"placeholder": "?designer", "value": "Lena Ortiz",
                                                                "evidence": [1]}]})),
             (ANSWER_PROMPT, answer),
-            ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["?designer", "born in", "?answer"]]}),
+            ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"],
+                                       ["?designer", "born in", "?answer"]]}),
         ])
 
     q = "What is the birth year of the designer of the Kell Bridge?"

@@ -113,3 +113,46 @@ def test_documents_are_listed_and_a_missing_title_is_an_error(tmp_path: Path, ca
     (d / "b.md").write_text("Beta is a lake now.")  # edited: indexing again replaces it
     assert main(["index", str(d), "--index", ix, "--llm", "none", "--embedder", "hashing", "-q"]) == 0
     assert "1 changed documents replaced" in capsys.readouterr().out
+
+
+def test_a_fact_on_page_3_of_a_pdf_is_cited_with_its_file_and_page(tmp_path: Path) -> None:
+    import json
+
+    from conftest import ANSWER_PROMPT, openie_llm
+    from t2rag.api import T2RAG
+    from t2rag.config import IndexConfig
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index.builder import TripleIndex
+    from t2rag.llm.scripted import ScriptedLLM
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    filler = " ".join(["Plain words fill this page of the survey report."] * 6)
+    # page 2 has no text layer (a scanned page): page 3 is still page 3
+    _pdf(d / "survey.pdf", [filler, "", "Orvel Dam was built by Tamsin Kree in 1911. " + filler,
+                           "An appendix lists the gauges."])
+    (d / "notes.md").write_text("Kree Bay is named after the engineer.")
+    docs = load_corpus(d)
+    pdf = next(x for x in docs if x.title == "survey")
+    assert pdf.source == str(d / "survey.pdf") and len(pdf.pages) == 4 and pdf.pages[1] == pdf.pages[2]
+    cfg = IndexConfig.from_dict({"chunk": {"size": 20, "overlap": 2}})
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder(), config=cfg) as ix:
+        ix.add(docs, llm=openie_llm())
+        chunks = list(ix.store.iter_chunks())
+        located = ix.store.chunk_locations([c.id for c in chunks])
+    pages = {loc.page for loc in located.values() if loc.doc == "survey"}
+    assert pages == {1, 3, 4} and all(loc.page is None for loc in located.values() if loc.doc == "notes")
+    dam = [located[c.id] for c in chunks if "Tamsin Kree in 1911" in c.text]
+    assert dam and all(loc.page == 3 and loc.last_page == 3 for loc in dam)
+    assert dam[0].label() == f"{d / 'survey.pdf'}, p. 3"
+    assert all(loc.page == loc.last_page for loc in located.values() if loc.doc == "survey")  # page by page
+    assert [pdf.text[loc.start:loc.end] for c in chunks if (loc := located[c.id]).doc == "survey"] == [
+        c.text for c in chunks if located[c.id].doc == "survey"]
+
+    llm = ScriptedLLM(rules=[(ANSWER_PROMPT, {"reasoning": "r", "answer": "Tamsin Kree"}),
+                             ("Question:", {"triples": [["Orvel Dam", "built by", "?answer"]]})])
+    with T2RAG.open(tmp_path / "ix", llm=llm, embedder=HashingEmbedder()) as rag:
+        a = rag.ask("Who built the Orvel Dam?")
+        read = [c for c in a.answer_chunks if "Tamsin Kree in 1911" in rag.passages([c.id])[0].text]
+    assert read and read[0].label() == f"{d / 'survey.pdf'}, p. 3" and read[0].page == 3
+    assert json.loads(json.dumps(a.to_dict()))["answer_chunks"][0]["source"]  # REST and MCP carry it

@@ -388,3 +388,21 @@ def test_plan_form_checks_givens_and_a_starting_triple() -> None:
     assert mark_answer(q2, one) == one and mark_answer(q2, one, only_unknown=True)[1].object == "?answer"
     vacuous = [QueryTriple("Lilu", "is", "?answer"), QueryTriple("?answer", "is", "?Answer")]
     assert prune(vacuous) == vacuous[:1]
+
+
+def test_a_binding_is_credited_only_to_read_passages_that_state_it(tmp_path: Path) -> None:
+    same = [("Anselm Brecht", "spouse", "Ines Marlow")]
+    corpus = [("Anselm Brecht", "Anselm Brecht married Ines Marlow in Varn.", same),
+              ("The Glass Orchard", "The Glass Orchard is a novel set in Varn.", same)]  # a bad extraction
+    imported = {f"{t}\n{x}": Extraction([], [Triple(*tr) for tr in trs]) for t, x, trs in corpus}
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add([Document(t, x) for t, x, _ in corpus], imported=imported)
+    llm = ScriptedLLM(rules=[
+        ("Placeholders to fill", {"bindings": [{"placeholder": "?spouse", "value": "Ines Marlow", "evidence": [1]}]}),
+        (ANSWER_PROMPT, {"reasoning": "r", "answer": "Ines Marlow"}),
+        ("Question:", {"triples": [["Anselm Brecht", "spouse", "?spouse"], ["?spouse", "born in", "?answer"]]}),
+    ])
+    with T2RAG.open(tmp_path / "ix", llm=llm) as rag:
+        a = rag.ask("Where was the spouse of Anselm Brecht born?")
+    fact = next(f for f in a.resolved if f.triple == ["Anselm Brecht", "spouse", "Ines Marlow"])
+    assert [c.title for c in fact.chunks] == ["Anselm Brecht"]

@@ -74,6 +74,18 @@ def test_build_search_and_read_back(location: str | Path) -> None:
     assert again["new_chunks"] == 0 and again["extracted"] == 0 and llm.calls == []
 
 
+def test_chunk_locations_are_kept_on_every_backend(location: str | Path) -> None:
+    paged = Document("Report", "Page one text.\n\nPage two text.", source="in/report.pdf", pages=(0, 16))
+    with TripleIndex.create(location, embedder=HashingEmbedder()) as ix:
+        ix.add([paged, Document("Plain", "No pages here.")], llm=openie_llm())
+        ids = {c.text: c.id for c in ix.store.iter_chunks()}
+        found = ix.store.chunk_locations(list(ids.values()) + ["chunk-unknown"])
+    two = found[ids["Page two text."]]
+    assert (two.doc, two.source, two.page, two.last_page) == ("Report", "in/report.pdf", 2, 2)
+    assert (two.start, two.end) == (16, 30)
+    assert found[ids["No pages here."]].label() == "Plain" and "chunk-unknown" not in found
+
+
 def test_questions_are_answered_the_same_on_every_backend(location: str | Path) -> None:
     build(location, corpus(6))
     llm = ScriptedLLM(rules=[("Placeholders to fill", {"bindings": []}),
@@ -473,3 +485,23 @@ KILLED_WORKER = textwrap.dedent(
         ix.add(corpus(30), llm=ScriptedLLM(default=slow))
     """
 )
+
+
+def test_an_index_built_before_sources_were_kept_still_opens_and_gains_them(tmp_path: Path) -> None:
+    import sqlite3
+
+    loc = tmp_path / "idx"
+    with TripleIndex.create(loc, embedder=HashingEmbedder()) as ix:
+        ix.add([Document("Old", "Old text.")], llm=openie_llm())
+    db = sqlite3.connect(loc / "meta.sqlite")
+    for col in ("source", "page", "last_page", "span_start", "span_end"):
+        db.execute(f"ALTER TABLE doc_chunks DROP COLUMN {col}")
+    db.commit()
+    db.close()
+    with TripleIndex.open(loc) as ix:  # a reader: the title is all it can say
+        (found,) = ix.store.chunk_locations([c.id for c in ix.store.iter_chunks()]).values()
+        assert found.doc == "Old" and found.source == ""
+    with TripleIndex.create(loc, embedder=HashingEmbedder()) as ix:  # a writer adds the columns
+        ix.add([Document("New", "New text.", source="new.md")], llm=openie_llm())
+        labels = {v.label() for v in ix.store.chunk_locations([c.id for c in ix.store.iter_chunks()]).values()}
+    assert labels == {"Old", "new.md"}

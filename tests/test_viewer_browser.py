@@ -11,7 +11,20 @@ from pathlib import Path
 import pytest
 
 from t2rag.service.engine import Service
-from test_service import index, replies, serving  # noqa: F401 - shared fixture and helpers
+from test_service import DOCS, replies, serving
+
+
+def located_index(tmp_path: Path) -> Path:
+    """The service tests' corpus, each document read from page 2 of a PDF."""
+    from t2rag.embed.hashing import HashingEmbedder
+    from t2rag.index import Document, TripleIndex
+    from t2rag.index.importer import Extraction
+    from t2rag.types import Triple
+
+    imported = {f"{t}\n{x}": Extraction([], [Triple(*tr) for tr in trs]) for t, x, trs in DOCS}
+    with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
+        ix.add([Document(t, x, source=f"papers/{t}.pdf", pages=(0, 0)) for t, x, _ in DOCS], imported=imported)
+    return tmp_path / "ix"
 
 CHROMIUM = os.environ.get("T2RAG_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -24,11 +37,11 @@ def _browser_or_skip() -> str:
     return CHROMIUM
 
 
-def test_viewer_renders_rounds_answer_and_index(index: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_viewer_renders_rounds_answer_and_index(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     exe = _browser_or_skip()
-    with serving(Service(index, replies())) as url, sync_playwright() as pw:
+    with serving(Service(located_index(tmp_path), replies())) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.goto(url)
@@ -40,6 +53,7 @@ def test_viewer_renders_rounds_answer_and_index(index: Path, tmp_path: Path) -> 
         # a one-triple plan is a last-hop read: the round retrieves, the answer step reads it
         assert "the answer step reads these passages" in page.inner_text("section.round")
         assert page.inner_text("#answer .answer") == "Alpha"
+        assert "papers/Alpha.pdf, p. 2" in page.inner_text("#answer")  # sources cite file and page
         page.locator("details.fact summary").first.click()  # expands to the source passage
         page.wait_for_selector("details.fact .passage", timeout=10_000)
         assert "Borduria" in page.inner_text("details.fact .passage")

@@ -5,14 +5,28 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from t2rag.types import Location
+
 Termination = Literal["complete", "early_stop", "max_rounds", "plan_rejected", "last_hop"]
 TripleList = list[str]  # [subject, predicate, object]
 
 
 @dataclass
 class ChunkRef:
+    """A passage as an answer cites it: its id and title, and where it sits in its document
+    (the source as given, pages for paged formats) when the index recorded that."""
+
     id: str
     title: str
+    source: str = ""
+    page: int | None = None
+    last_page: int | None = None
+
+    def label(self) -> str:
+        """``report.pdf, p. 3`` when the location is known, else the title (or the id)."""
+        if not self.source:
+            return self.title or self.id
+        return Location(self.title, self.source, self.page, self.last_page).label()
 
 
 @dataclass

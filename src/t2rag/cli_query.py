@@ -58,8 +58,10 @@ def format_answer(a: Answer, *, trace: bool = False) -> str:
     if a.resolved:
         lines.append("Supporting facts:")
         for f in a.resolved:
-            sources = ", ".join(dict.fromkeys(c.title or c.id for c in f.chunks)) or "stated in the question"
+            sources = "; ".join(dict.fromkeys(c.label() for c in f.chunks)) or "stated in the question"
             lines.append(f"  {_fmt(f.triple)}  [{sources}]")
+    if a.answer_chunks:
+        lines.append("Sources read: " + "; ".join(dict.fromkeys(c.label() for c in a.answer_chunks)))
     if a.unresolved:
         lines.append("Unresolved: " + "; ".join(_fmt(t) for t in a.unresolved))
     if trace:
@@ -89,7 +91,7 @@ def format_trace(a: Answer) -> list[str]:
             lines.append(f"    {p.score:.3f}  {p.text}")
         if len(r.propositions) > 10:
             lines.append(f"    … {len(r.propositions) - 10} more")
-        lines.append("  chunks: " + ", ".join(c.title or c.id for c in r.chunks))
+        lines.append("  chunks: " + "; ".join(c.label() for c in r.chunks))
         for b in r.bindings:
             lines.append(f"  bound {b.placeholder} = {b.value}")
         if r.dropped_invalid:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 def md5_hex(text: str) -> str:
@@ -29,6 +29,34 @@ class Chunk:
         # Same id scheme as HippoRAG2 ("chunk-" + md5(passage)) so its OpenIE files line up.
         passage = f"{title}\n{text}" if title else text
         return Chunk(id="chunk-" + md5_hex(passage), title=title, text=text)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a chunk sits in a document: the document's title, its source as given (a path or
+    URL), the pages it spans for paged formats (1-based) and its character span in the
+    document's extracted text. Indexes built before sources were kept have the title only."""
+
+    doc: str
+    source: str = ""
+    page: int | None = None
+    last_page: int | None = None
+    start: int | None = None
+    end: int | None = None
+
+    # The stores' column names for the fields after ``doc`` (``end`` is an SQL keyword).
+    COLUMNS: ClassVar[tuple[str, ...]] = ("source", "page", "last_page", "span_start", "span_end")
+
+    def row(self) -> tuple[str, int | None, int | None, int | None, int | None]:
+        return (self.source, self.page, self.last_page, self.start, self.end)
+
+    def label(self) -> str:
+        """``report.pdf, p. 3`` (``pp. 3-4`` across pages); the source or title alone otherwise."""
+        where = self.source or self.doc
+        if self.page is None:
+            return where
+        pages = f"p. {self.page}" if self.last_page in (None, self.page) else f"pp. {self.page}-{self.last_page}"
+        return f"{where}, {pages}"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from t2rag.embed.base import Embedder
 from t2rag.embed.registry import DEFAULT_EMBEDDER, get_embedder
 from t2rag.errors import IndexDamagedError, IndexMismatchError, IndexNotFoundError, InputError
 from t2rag.index import openie
-from t2rag.index.chunking import chunk_document
+from t2rag.index.chunking import chunk_spans, locate
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction, write_openie
 from t2rag.index.manifest import Manifest
@@ -31,7 +31,7 @@ from t2rag.index.store import Store, is_url, open_store, read_manifest, require_
 from t2rag.llm.base import LLM, parallelism
 from t2rag.prompts import prompt_hashes
 from t2rag.redact import redact
-from t2rag.types import Chunk, OpenIERecord, Usage
+from t2rag.types import Chunk, Location, OpenIERecord, Usage
 from t2rag.version import VERSION
 
 # Several builds on one PostgreSQL index lease the chunks they extract (``Store.claim``): a lease
@@ -171,9 +171,11 @@ class TripleIndex:
         imported = imported or {}
         # Passages the index already holds whole, looked up in one query for the whole batch.
         held = set(self.store.get_chunks([Chunk.make(d.title, d.text).id for d in docs]))
-        chunked = [(d, self._chunks(d, imported, held)) for d in docs]
+        spans = [(d, self._chunks(d, imported, held)) for d in docs]
+        chunked = [(d, [c for c, _ in cs]) for d, cs in spans]
         replaced = self._replace_changed(chunked) if replace else []
-        new_chunks = sum(self.store.add_document(d.title, chunks) for d, chunks in chunked)
+        new_chunks = sum(self.store.add_document(d.title, [c for c, _ in cs], [loc for _, loc in cs])
+                         for d, cs in spans)
         self._forget_failures(everything=retry_failed, only_unextracted=bool(llm is not None or imported))
         pending = self.store.chunks_without_openie()
         state = BuildProgress(chunks_total=len(pending), usage=usage or Usage())
@@ -223,14 +225,16 @@ class TripleIndex:
             self.store.delete_documents(changed)
         return changed
 
-    def _chunks(self, doc: Document, imported: dict[str, Extraction], held: set[str]) -> list[Chunk]:
-        # An imported extraction covers a whole passage: keep that passage as one chunk. A
-        # passage the index already holds whole (imported earlier) stays whole too, so indexing
-        # the same corpus again without the import adds nothing.
+    def _chunks(self, doc: Document, imported: dict[str, Extraction], held: set[str]) -> list[tuple[Chunk, Location]]:
+        """The document's chunks, each with where it sits in the document.
+
+        An imported extraction covers a whole passage: keep that passage as one chunk. A
+        passage the index already holds whole (imported earlier) stays whole too, so indexing
+        the same corpus again without the import adds nothing."""
         whole = Chunk.make(doc.title, doc.text)
         if whole.passage in imported or whole.id in imported or whole.id in held:
-            return [whole]
-        return chunk_document(doc, self.config.chunk)
+            return [(whole, locate(doc, 0, len(doc.text)))]
+        return [(c, locate(doc, a, b)) for c, a, b in chunk_spans(doc, self.config.chunk)]
 
     def _extract_all(
         self,

@@ -3,18 +3,46 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import deque
 from itertools import islice
 
 from t2rag.config import ChunkConfig
 from t2rag.index.corpus import Document
-from t2rag.types import Chunk
+from t2rag.types import Chunk, Location
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
 def chunk_document(doc: Document, cfg: ChunkConfig) -> list[Chunk]:
-    """Split a document into chunks of at most ``cfg.size`` tokens, ``cfg.overlap`` shared.
+    """The chunks of ``doc`` (see ``chunk_spans``)."""
+    return [c for c, _, _ in chunk_spans(doc, cfg)]
+
+
+def locate(doc: Document, start: int, end: int) -> Location:
+    """The location of the text ``doc.text[start:end]``: its source, pages and span."""
+    page = last = None
+    if doc.pages:
+        page, last = bisect_right(doc.pages, start), bisect_right(doc.pages, max(start, end - 1))
+    return Location(doc.title, doc.source, page, last, start, end)
+
+
+def chunk_spans(doc: Document, cfg: ChunkConfig) -> list[tuple[Chunk, int, int]]:
+    """The chunks of ``doc``, each with its character span in ``doc.text``. A paged document
+    is chunked page by page, so that a chunk, and so a citation, never spans two pages."""
+    if len(doc.pages) < 2:
+        return _window_spans(doc, cfg)
+    spans = []
+    for a, b in zip(doc.pages, doc.pages[1:] + (len(doc.text),)):
+        page = doc.text[a:b].strip()
+        if page:
+            a += doc.text[a:b].index(page)
+            spans += [(c, a + x, a + y) for c, x, y in _window_spans(Document(doc.title, page), cfg)]
+    return spans
+
+
+def _window_spans(doc: Document, cfg: ChunkConfig) -> list[tuple[Chunk, int, int]]:
+    """Split a text into chunks of at most ``cfg.size`` tokens, ``cfg.overlap`` shared.
 
     A text that fits in one chunk is kept verbatim (so imported OpenIE matches by passage);
     longer texts are cut at token boundaries, keeping the original spacing. Tokens are read
@@ -25,11 +53,12 @@ def chunk_document(doc: Document, cfg: ChunkConfig) -> list[Chunk]:
     window: deque[re.Match[str]] = deque(islice(tokens, cfg.size))
     following = next(tokens, None)
     if following is None:
-        return [Chunk.make(doc.title, doc.text)]
+        return [(Chunk.make(doc.title, doc.text), 0, len(doc.text))]
     chunks = []
     step = cfg.size - cfg.overlap
     while True:
-        chunks.append(Chunk.make(doc.title, doc.text[window[0].start() : window[-1].end()]))
+        start, end = window[0].start(), window[-1].end()
+        chunks.append((Chunk.make(doc.title, doc.text[start:end]), start, end))
         if following is None:  # this window reached the last token
             return chunks
         for _ in range(step):

@@ -14,8 +14,14 @@ from t2rag.llm.structured import jsonl_lines, loads
 
 @dataclass(frozen=True)
 class Document:
+    """A document to index: its title (unique in an index), its text, and where it came from:
+    ``source`` (a path or URL as given) and, for paged formats, ``pages``: the offset in
+    ``text`` where each page starts (the first is 0)."""
+
     title: str
     text: str
+    source: str = ""
+    pages: tuple[int, ...] = ()
 
 
 def _from_records(records: object, where: str) -> list[Document]:
@@ -54,7 +60,7 @@ def load_corpus(path: str | Path, notes: list[str] | None = None) -> list[Docume
         read = [read_file(f, str(f.relative_to(p).with_suffix("")) if p.is_dir() else f.stem) for f in files]
         if notes is not None:
             notes += [f"{r.title}: {r.note}" for r in read if r.note]
-        docs = [Document(r.title, r.text) for r in read if not r.skipped]
+        docs = [Document(r.title, r.text, str(f), r.pages) for f, r in zip(files, read) if not r.skipped]
         if not docs:
             what = "holds no readable document" if p.is_dir() else "gave no text"
             raise InputError(f"{p} {what} (T2RAG reads {FORMAT_NAMES}, and .json/.jsonl lists of {{title, text}})"

@@ -27,6 +27,7 @@ class FileText:
     text: str = ""
     note: str = ""  # e.g. "decoded as cp1252", "empty: skipped", "unsupported format: skipped"
     skipped: bool = False
+    pages: tuple[int, ...] = ()  # paged formats: where each page starts in ``text``
 
 
 @dataclass
@@ -44,6 +45,7 @@ class FolderRead:
 def read_file(path: Path, title: str) -> FileText:
     """The text of one file by its suffix; a file that cannot be read is skipped with a note."""
     suffix = path.suffix.lower()
+    pages: tuple[int, ...] = ()
     try:
         if suffix in TEXT_SUFFIXES:
             text, note = decode(path.read_bytes())
@@ -51,17 +53,18 @@ def read_file(path: Path, title: str) -> FileText:
             raw, note = decode(path.read_bytes())
             text = html_text(raw)
         elif suffix == ".pdf":
-            text, note = pdf_text(path), ""
+            (text, pages), note = pdf_pages(path), ""
         elif suffix == ".docx":
             text, note = docx_text(path), ""
         else:
             return FileText(title, note=f"unsupported format (T2RAG reads {FORMAT_NAMES}): skipped", skipped=True)
     except (OSError, ValueError, zipfile.BadZipFile, ElementTree.ParseError) as e:
         return FileText(title, note=f"cannot be read ({' '.join(str(e).split())[:120]}): skipped", skipped=True)
-    text = text.strip()
-    if not text:
+    if not text.strip():
         return FileText(title, note="no text (empty, or a scanned PDF without a text layer): skipped", skipped=True)
-    return FileText(title, text, note)
+    if not pages:
+        text = text.strip()
+    return FileText(title, text, note, pages=pages)
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -118,17 +121,27 @@ def html_text(html: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def pdf_text(path: Path) -> str:
-    """The text layer of every page, pages separated by blank lines."""
+def pdf_pages(path: Path) -> tuple[str, tuple[int, ...]]:
+    """The text layer of every page, pages separated by blank lines, and where each page starts
+    in that text (a page without text starts where the next one does)."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(path)
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
     except PdfReadError as e:
         raise ValueError(f"not a readable PDF: {e}") from None
-    return "\n\n".join(p.strip() for p in pages if p.strip())
+    text, starts, waiting = "", [], 0  # waiting: pages without text, which start where the next does
+    for page in pages:
+        if not page:
+            waiting += 1
+            continue
+        text += "\n\n" if text else ""
+        starts += [len(text)] * (waiting + 1)
+        waiting = 0
+        text += page
+    return text, tuple(starts + [len(text)] * waiting)
 
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"

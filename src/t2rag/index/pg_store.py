@@ -25,7 +25,7 @@ from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
 from t2rag.index.lexical import LexicalIndex
 from t2rag.index.manifest import Manifest
 from t2rag.redact import redact
-from t2rag.types import Chunk, OpenIERecord, Proposition, PropositionHit, Triple
+from t2rag.types import Chunk, Location, OpenIERecord, Proposition, PropositionHit, Triple
 
 URL_PREFIXES = ("postgresql://", "postgres://")
 HNSW_M = 16  # pgvector's defaults: 16 links per node, a build candidate list of 64
@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS chunks (
   seq BIGSERIAL, id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS doc_chunks (
   doc TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id), seq INTEGER NOT NULL,
+  source TEXT, page INTEGER, last_page INTEGER, span_start INTEGER, span_end INTEGER,
   PRIMARY KEY (doc, chunk_id));
 CREATE INDEX IF NOT EXISTS doc_chunks_chunk ON doc_chunks(chunk_id);
 CREATE TABLE IF NOT EXISTS openie (
@@ -125,6 +126,14 @@ class PgStore:
                                (SCHEMA_OBJECTS,)).fetchone()[0]
             if found < len(SCHEMA_OBJECTS):
                 db.execute(SCHEMA.format(dim=self.dim, m=HNSW_M, efc=HNSW_EF_CONSTRUCTION))
+            if not self._has_locations(db):  # an index built before sources were kept
+                db.execute("ALTER TABLE doc_chunks " + ", ".join(
+                    f"ADD COLUMN IF NOT EXISTS {c} {'TEXT' if c == 'source' else 'INTEGER'}" for c in Location.COLUMNS))
+
+    @staticmethod
+    def _has_locations(db: Any) -> bool:
+        return db.execute("SELECT 1 FROM information_schema.columns WHERE table_name = 'doc_chunks' "
+                          "AND column_name = 'source' AND table_schema = current_schema()").fetchone() is not None
 
     def _check_dim(self) -> None:
         row = self.db.execute(
@@ -169,7 +178,8 @@ class PgStore:
                    "DO UPDATE SET value = (t2rag_meta.value::bigint + 1)::text")
 
     # --- chunks ------------------------------------------------------------------
-    def add_document(self, doc: str, chunks: list[Chunk]) -> int:
+    def add_document(self, doc: str, chunks: list[Chunk], locations: list[Location] | None = None) -> int:
+        places = locations or [Location(doc)] * len(chunks)
         with self.transaction() as db:
             new = 0
             for c in chunks:
@@ -179,9 +189,21 @@ class PgStore:
             # A title added again (a corpus repeating it) continues its order, never interleaves.
             base = db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM doc_chunks WHERE doc = %s", (doc,)).fetchone()[0]
             with db.cursor() as cur:
-                cur.executemany("INSERT INTO doc_chunks(doc, chunk_id, seq) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                                [(doc, c.id, base + i) for i, c in enumerate(chunks)])
+                cur.executemany(f"INSERT INTO doc_chunks(doc, chunk_id, seq, {', '.join(Location.COLUMNS)}) "
+                                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                                [(doc, c.id, base + i, *loc.row()) for i, (c, loc) in enumerate(zip(chunks, places))])
         return new
+
+    def chunk_locations(self, ids: Iterable[str]) -> dict[str, Location]:
+        """Where each chunk sits: its first document's (see ``SqliteStore.chunk_locations``)."""
+        out: dict[str, Location] = {}
+        with self._lock:
+            extra = Location.COLUMNS if self._has_locations(self.db) else ()
+            rows = self.db.execute(f"SELECT chunk_id, doc{''.join(', ' + c for c in extra)} FROM doc_chunks "
+                                   "WHERE chunk_id = ANY(%s) ORDER BY doc, seq", (list(dict.fromkeys(ids)),))
+            for row in rows:
+                out.setdefault(row[0], Location(row[1], row[2] or "", *row[3:]) if extra else Location(row[1]))
+        return out
 
     def chunks_without_openie(self) -> list[Chunk]:
         return self._chunks("SELECT c.id, c.title, c.text FROM chunks c LEFT JOIN openie o ON o.chunk_id = c.id "

@@ -28,7 +28,7 @@ from t2rag.index.lexical import LexicalIndex, clean_temp
 from t2rag.index.manifest import Manifest
 from t2rag.index.vectors import FaissVectors, exact_search
 from t2rag.index.vectors import clean_temp as clean_vector_temp
-from t2rag.types import Chunk, OpenIERecord, Proposition, PropositionHit, Triple
+from t2rag.types import Chunk, Location, OpenIERecord, Proposition, PropositionHit, Triple
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS doc_chunks (
   doc TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id), seq INTEGER NOT NULL,
+  source TEXT, page INTEGER, last_page INTEGER, span_start INTEGER, span_end INTEGER,
   PRIMARY KEY (doc, chunk_id));
 CREATE INDEX IF NOT EXISTS doc_chunks_chunk ON doc_chunks(chunk_id);
 CREATE TABLE IF NOT EXISTS openie (
@@ -125,6 +126,10 @@ class SqliteStore:
             self.db.executescript(SCHEMA)
             if "dropped" not in {r[1] for r in self.db.execute("PRAGMA table_info(openie)")}:  # older indexes
                 self.db.execute("ALTER TABLE openie ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
+            if "source" not in {r[1] for r in self.db.execute("PRAGMA table_info(doc_chunks)")}:
+                for col in Location.COLUMNS:
+                    kind = "TEXT" if col == "source" else "INTEGER"
+                    self.db.execute(f"ALTER TABLE doc_chunks ADD COLUMN {col} {kind}")
             self.db.commit()
         elif not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").fetchone():
             raise IndexDamagedError(f"{self.dir / 'meta.sqlite'} holds no index tables (emptied or replaced); "
@@ -199,8 +204,10 @@ class SqliteStore:
                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(value),))
 
     # --- chunks --------------------------------------------------------------
-    def add_document(self, doc: str, chunks: list[Chunk]) -> int:
-        """Link ``chunks`` to document ``doc``; returns how many chunks were new."""
+    def add_document(self, doc: str, chunks: list[Chunk], locations: list[Location] | None = None) -> int:
+        """Link ``chunks`` to document ``doc``, each at its location when given; returns how
+        many chunks were new."""
+        places = locations or [Location(doc)] * len(chunks)
         with self.transaction() as db:
             before = db.total_changes
             db.executemany(
@@ -211,10 +218,24 @@ class SqliteStore:
             # A title added again (a corpus repeating it) continues its order, never interleaves.
             base = db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM doc_chunks WHERE doc = ?", (doc,)).fetchone()[0]
             db.executemany(
-                "INSERT OR IGNORE INTO doc_chunks(doc, chunk_id, seq) VALUES (?, ?, ?)",
-                [(doc, c.id, base + i) for i, c in enumerate(chunks)],
+                f"INSERT OR IGNORE INTO doc_chunks(doc, chunk_id, seq, {', '.join(Location.COLUMNS)}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(doc, c.id, base + i, *loc.row()) for i, (c, loc) in enumerate(zip(chunks, places))],
             )
         return new
+
+    @_locked
+    def chunk_locations(self, ids: Iterable[str]) -> dict[str, Location]:
+        """Where each chunk sits (a chunk two documents share is credited to the first by title)."""
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(doc_chunks)")}
+        extra = Location.COLUMNS if "source" in cols else ()  # an index built before sources were kept
+        out: dict[str, Location] = {}
+        for batch in _batches(list(dict.fromkeys(ids)), 500):
+            q = ",".join("?" * len(batch))
+            for row in self.db.execute(f"SELECT chunk_id, doc{''.join(', ' + c for c in extra)} FROM doc_chunks "
+                                       f"WHERE chunk_id IN ({q}) ORDER BY doc, seq", batch):
+                out.setdefault(row[0], Location(row[1], row[2] or "", *row[3:]) if extra else Location(row[1]))
+        return out
 
     @_locked
     def chunks_without_openie(self) -> list[Chunk]:

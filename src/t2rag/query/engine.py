@@ -271,7 +271,7 @@ class Run:
             chunks.update(self.retriever.chunks(missing))
         self.emit("answer", answer=synthesis.answer, termination=reason, answer_path=synthesis.path,
                   check=self.check_note)
-        return Answer(
+        answer = Answer(
             question=self.question,
             answer=synthesis.answer,
             termination=reason,
@@ -290,6 +290,17 @@ class Run:
             model=getattr(self.llm, "name", ""),
             prompts=prompt_hashes(PROMPTS, data=(EXAMPLES,)),
         )
+        self._locate(answer)
+        return answer
+
+    def _locate(self, answer: Answer) -> None:
+        """Give every passage the answer cites its place in its document (source, pages)."""
+        refs = answer.answer_chunks + [c for f in answer.resolved for c in f.chunks] + [
+            c for r in answer.rounds for c in r.chunks]
+        found = self.retriever.locations({r.id for r in refs})
+        for ref in refs:
+            if (loc := found.get(ref.id)) is not None:
+                ref.source, ref.page, ref.last_page = loc.source, loc.page, loc.last_page
 
     def _decomposition_record(self) -> DecompositionRecord:
         d = self.decomposition

@@ -15,7 +15,7 @@ from t2rag.prompts import load
 from t2rag.query.decompose import ANSWER_PLACEHOLDER
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import Binding, QueryState, Support, TrackedTriple, canonical, is_placeholder
-from t2rag.types import Chunk, Message, Usage
+from t2rag.types import Chunk, Message, PropositionHit, Usage
 
 PROMPT = "resolve"
 # A reply names a few placeholders with short values (under 60 tokens each); one that runs to
@@ -167,10 +167,19 @@ def _support(entry: dict[str, Any], evidence: Evidence) -> Support:
         for n in nums
         if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(evidence.propositions)
     ]
-    return Support(
-        tuple(dict.fromkeys(p.id for p in props)),
-        tuple(dict.fromkeys(c for p in props for c in p.chunk_ids)),
-    )
+    return Support(tuple(dict.fromkeys(p.id for p in props)), _credited(props, evidence, entry.get("value")))
+
+
+def _credited(props: list[PropositionHit], evidence: Evidence, value: Any) -> tuple[str, ...]:
+    """The passages a binding is credited to: of its facts' source chunks, those the round read
+    that state the value; failing that, those the round read; failing that, all of them. (A
+    fact extracted from many passages is not credited to passages nobody read or that do not
+    say it.)"""
+    every = list(dict.fromkeys(c for p in props for c in p.chunk_ids))
+    read = {c.id: c for c in evidence.chunks}
+    seen = [c for c in every if c in read]
+    stating = [c for c in seen if isinstance(value, str) and grounded(value, words(read[c].passage))]
+    return tuple(stating or seen or every)
 
 
 def validate(

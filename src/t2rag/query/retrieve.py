@@ -11,7 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from t2rag.embed.base import Embedder
-from t2rag.types import Chunk, PropositionHit
+from t2rag.types import Chunk, Location, PropositionHit
 
 _FETCH_BATCH = 32  # candidate propositions looked up at a time while filling the budget
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al. 2009): flattens the top ranks
@@ -29,6 +29,8 @@ class PropositionStore(Protocol):
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
 
     def search_chunks(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]: ...
+
+    def chunk_locations(self, ids: Iterable[str]) -> dict[str, Location]: ...
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,11 @@ class Retriever:
     def chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         with self._lock:
             return self.store.get_chunks(ids)
+
+    def locations(self, ids: Iterable[str]) -> dict[str, Location]:
+        """Where each chunk sits in its document (source, pages), for citing it."""
+        with self._lock:
+            return self.store.chunk_locations(ids)
 
     def _hits(self, ranked: list[tuple[str, float]]) -> Iterable[PropositionHit]:
         """Look candidates up lazily, in pool order, carrying their pooled score."""

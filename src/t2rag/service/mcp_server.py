@@ -46,8 +46,8 @@ def build_server(service: Service) -> Any:
         return {
             "answer": a.answer,
             "termination": a.termination,
-            "supporting_facts": [{"triple": f.triple, "sources": [c.title for c in f.chunks]} for f in a.resolved],
-            "sources": list(dict.fromkeys(c.title for c in a.answer_chunks)),
+            "supporting_facts": [{"triple": f.triple, "sources": [c.label() for c in f.chunks]} for f in a.resolved],
+            "sources": list(dict.fromkeys(c.label() for c in a.answer_chunks)),
         }
 
     @server.tool(description="Search the index for facts (subject-predicate-object sentences) relevant to a "
