@@ -108,7 +108,10 @@ def test_documents_are_listed_and_a_missing_title_is_an_error(tmp_path: Path, ca
     ix = str(tmp_path / "ix")
     assert main(["index", str(d), "--index", ix, "--llm", "none", "--embedder", "hashing", "-q"]) == 0
     capsys.readouterr()
-    assert main(["inspect", ix, "--documents"]) == 0 and capsys.readouterr().out == "a\nb\n"
+    assert main(["inspect", ix, "--documents"]) == 0
+    listed = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [row[0] for row in listed] == ["a", "b"] and listed[0][1] == "1 chunks" and listed[0][3].endswith("a.md")
+    assert listed[0][4] == "1 of 1 chunks failed"  # --llm none: nothing extracted yet
     assert main(["delete", ix, "--doc", "nope"]) == 1 and "--documents" in capsys.readouterr().err
     (d / "b.md").write_text("Beta is a lake now.")  # edited: indexing again replaces it
     assert main(["index", str(d), "--index", ix, "--llm", "none", "--embedder", "hashing", "-q"]) == 0
@@ -156,3 +159,57 @@ def test_a_fact_on_page_3_of_a_pdf_is_cited_with_its_file_and_page(tmp_path: Pat
         read = [c for c in a.answer_chunks if "Tamsin Kree in 1911" in rag.passages([c.id])[0].text]
     assert read and read[0].label() == f"{d / 'survey.pdf'}, p. 3" and read[0].page == 3
     assert json.loads(json.dumps(a.to_dict()))["answer_chunks"][0]["source"]  # REST and MCP carry it
+
+
+def test_edit_add_remove_and_index_again_equals_a_fresh_build(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    import sqlite3
+
+    from conftest import openie_llm
+    from t2rag import cli_common
+    from t2rag.cli import main
+
+    calls: list[Any] = []
+
+    def scripted(args: Any, manifest: Any = None) -> Any:
+        llm = openie_llm()
+        calls.append(llm)
+        return llm
+
+    monkeypatch.setattr(cli_common, "llm_from_args", scripted)
+
+    def build(folder: Path, ix: Path, *extra: str) -> None:
+        assert main(["index", str(folder), "--index", str(ix), "--llm", "scripted", "--embedder", "hashing",
+                     "-q", *extra]) == 0
+
+    def state(ix: Path) -> dict[str, Any]:
+        db = sqlite3.connect(ix / "meta.sqlite")
+        q = {"docs": "SELECT doc, chunk_id, seq, page, span_start, span_end FROM doc_chunks",
+             "chunks": "SELECT id, title, text FROM chunks", "props": "SELECT id, text FROM propositions",
+             "links": "SELECT prop_id, chunk_id FROM prop_chunks", "triples": "SELECT * FROM triples"}
+        out = {k: sorted(db.execute(v).fetchall()) for k, v in q.items()}
+        db.close()
+        return out
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a.md").write_text("Alpha is a town in Borduria. It was founded by Casimir.")
+    (d / "b.md").write_text("Beta is a river in Syldavia. It flows through Klow.")
+    (d / "c.md").write_text("Gamma is a painter from Klow.")
+    elsewhere = tmp_path / "other.md"
+    elsewhere.write_text("Delta is a lake near Varn.")
+    ix = tmp_path / "ix"
+    build(d, ix)
+    build(elsewhere, ix)  # a document from outside the folder: --remove-missing leaves it alone
+    (d / "b.md").write_text("Beta is a canal in Syldavia. It reaches Brisk.")  # edited
+    (d / "c.md").unlink()  # removed
+    (d / "e.md").write_text("Epsilon is a bridge over the Beta.")  # added
+    calls.clear()
+    build(d, ix, "--remove-missing")
+    assert "removed 1 documents whose files are gone: c" in capsys.readouterr().out
+    prompts = [c["messages"][-1]["content"] for llm in calls for c in llm.calls]
+    assert prompts and all("Alpha" not in p for p in prompts)  # LLM work only for new chunks
+
+    fresh = tmp_path / "fresh"
+    build(d, fresh)
+    build(elsewhere, fresh)
+    assert state(ix) == state(fresh)

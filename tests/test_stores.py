@@ -80,6 +80,9 @@ def test_chunk_locations_are_kept_on_every_backend(location: str | Path) -> None
         ix.add([paged, Document("Plain", "No pages here.")], llm=openie_llm())
         ids = {c.text: c.id for c in ix.store.iter_chunks()}
         found = ix.store.chunk_locations(list(ids.values()) + ["chunk-unknown"])
+        summaries = {d.title: d for d in ix.store.document_summaries()}
+    assert (summaries["Report"].chunks, summaries["Report"].pages, summaries["Report"].source) == (2, 2, "in/report.pdf")
+    assert summaries["Plain"].status() == "extracted" and summaries["Plain"].pages is None
     two = found[ids["Page two text."]]
     assert (two.doc, two.source, two.page, two.last_page) == ("Report", "in/report.pdf", 2, 2)
     assert (two.start, two.end) == (16, 30)

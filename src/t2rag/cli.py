@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from t2rag import __version__, cli_common
@@ -29,6 +30,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     if not docs:
         raise InputError(f"{args.corpus} holds no documents: nothing to index")
     imported = load_openie(args.openie_from) if args.openie_from else None
+    from t2rag.index.store import read_manifest
+
+    cli_common.settle_llm(args, read_manifest(args.index))
     if args.llm != "none":
         check_spec(args.llm)
         cli_common.check_llm_args(args)
@@ -44,6 +48,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             BuildBar(disable=args.quiet) as bar:
         report = ix.add(docs, llm=llm, imported=imported, progress=bar, retry_failed=args.retry_failed,
                         replace=not args.keep_changed)
+        gone = _gone(ix, args.corpus, docs) if args.remove_missing else []
+        if gone:
+            ix.delete(gone)
         counts = ix.store.counts()
     print(f"indexed {len(docs)} documents into {redact(str(args.index))}: {report['new_chunks']} new chunks"
           + (f" ({report['replaced']} changed documents replaced)" if report["replaced"] else "") + ", "
@@ -51,7 +58,23 @@ def cmd_index(args: argparse.Namespace) -> int:
           f"({report['triples_dropped']} junk or duplicate dropped); "
           f"index now holds {counts['chunks']} chunks, {counts['propositions']} propositions "
           f"[{report['seconds']:.1f}s]")
+    if gone:
+        print(f"removed {len(gone)} documents whose files are gone: " + ", ".join(map(printable, gone[:10]))
+              + (" …" if len(gone) > 10 else ""))
     return EXIT_OK
+
+
+def _gone(ix: Any, corpus: str, docs: list[Any]) -> list[str]:
+    """Titles of documents read earlier from files under the folder ``corpus`` whose files
+    this run did not read (deleted or moved); documents from elsewhere are left alone."""
+    from pathlib import Path
+
+    folder = Path(corpus)
+    if not folder.is_dir():
+        raise UsageError("--remove-missing needs a folder to compare the index with")
+    present = {d.source for d in docs}
+    return [d.title for d in ix.store.document_summaries()
+            if d.source and d.source not in present and Path(d.source).is_relative_to(folder)]
 
 
 def _estimate(args: argparse.Namespace, docs: Any, imported: Any, config: Any) -> int:
@@ -78,9 +101,14 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from t2rag.index import TripleIndex
 
     with TripleIndex.open(args.index) as ix:
-        if args.documents:  # the titles, one per line: what `delete --doc` takes
-            for title in ix.store.documents():
-                print(printable(title))
+        if args.documents:  # one per line, the title first: what `delete --doc` takes
+            docs = ix.store.document_summaries()
+            if args.json:
+                print(json.dumps([asdict(d) | {"status": d.status()} for d in docs], indent=2, ensure_ascii=False))
+            for d in docs if not args.json else ():
+                pages = f"{d.pages} pages" if d.pages else "-"
+                print("\t".join([printable(d.title), f"{d.chunks} chunks", pages, printable(d.source or "-"),
+                                 d.status()]))
             return EXIT_OK
         info = ix.inspect(samples=args.samples)
     if args.json:
@@ -137,6 +165,26 @@ def cmd_copy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_defaults(args: argparse.Namespace) -> int:
+    """Show, set or clear the user's default LLM (used when neither --llm nor the index names one)."""
+    from t2rag.defaults import ENV_LLM, defaults_file, save_user_default, user_default
+    from t2rag.llm.registry import check_spec
+
+    if args.clear:
+        defaults_file().unlink(missing_ok=True)
+    elif args.llm:
+        check_spec(args.llm)
+        print(f"saved to {save_user_default(args.llm, args.base_url)}")
+    choice = user_default()
+    if choice is None:
+        print("no default LLM: commands use the index's own, else local (set one with t2rag defaults --llm SPEC, "
+              f"or {ENV_LLM})")
+    else:
+        print(f"default LLM {choice.spec}" + (f" at {redact(choice.base_url)}" if choice.base_url else "")
+              + f" (from {choice.source}); an index's own LLM and --llm come first")
+    return EXIT_OK
+
+
 # --- parser ----------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2rag", description="Multi-hop QA over your documents with triplet-driven "
@@ -168,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-changed", action="store_true",
                    help="a document whose title the index already holds with other text joins the old one "
                         "instead of replacing it (default: replace, so an edited file's old facts go)")
+    p.add_argument("--remove-missing", action="store_true",
+                   help="also delete the documents indexed earlier from this folder whose files are gone")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_index)
 
@@ -175,7 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     p.add_argument("--samples", type=int, default=5, help="sample chunks to show (5)")
-    p.add_argument("--documents", action="store_true", help="list the documents' titles, one per line")
+    p.add_argument("--documents", action="store_true",
+                   help="list the documents, one per line: title, chunks, pages, source file, extraction status "
+                        "(tab-separated; with --json, a list)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("export-openie", help="write an index's extracted triples as a HippoRAG OpenIE file "
@@ -194,6 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("src", metavar="SRC", help=INDEX_HELP)
     p.add_argument("dst", metavar="DST", help="a new index directory or an empty postgresql:// database")
     p.set_defaults(func=cmd_copy)
+
+    p = sub.add_parser("defaults", help="show or set the default LLM (when neither --llm nor the index names one)")
+    p.add_argument("--llm", metavar="SPEC", help="the default LLM spec to save, e.g. ollama:qwen2.5:1.5b")
+    p.add_argument("--base-url", help="its server's URL, for openai:MODEL")
+    p.add_argument("--clear", action="store_true", help="remove the saved default")
+    p.set_defaults(func=cmd_defaults)
 
     for register in _extra_commands():
         register(sub)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from typing import Any
 
+from t2rag.defaults import Choice, choose_llm
 from t2rag.errors import UsageError
 from t2rag.llm.base import LLM
 
@@ -14,11 +16,12 @@ EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def llm_args(p: argparse.ArgumentParser, default: str | None = "local") -> None:
-    p.add_argument("--llm", default=default, metavar="SPEC",
-                   help="local[:small|PATH.gguf], openai:MODEL (key from OPENAI_API_KEY), or scripted "
-                   f"(default: {default})")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. a vLLM or Ollama server's /v1 URL")
+def llm_args(p: argparse.ArgumentParser, default: str = "the index's LLM, else $T2RAG_LLM, else local") -> None:
+    p.add_argument("--llm", default=None, metavar="SPEC",
+                   help="local[:small|PATH.gguf], openai:MODEL (key from OPENAI_API_KEY), ollama:MODEL (a local "
+                   f"Ollama server, no key), or scripted (default: {default}; see t2rag defaults)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. a vLLM or Ollama server's /v1 URL "
+                   "(also used by an openai: embedder)")
     p.add_argument("--no-cache", action="store_true", help="do not use the persistent LLM response cache")
     p.add_argument("--parallel", type=int, default=None, metavar="N",
                    help="concurrent LLM requests (remote backends) or decoding slots (local; with 2 or more, "
@@ -36,9 +39,26 @@ def check_llm_args(args: argparse.Namespace) -> None:
     if args.context is not None and args.context < 256:
         raise UsageError("--context must be at least 256 tokens")
     remote_embedder = str(getattr(args, "embedder", None) or "").startswith("openai:")
-    if args.base_url and not str(args.llm).startswith("openai:") and not remote_embedder:
-        raise UsageError("--base-url only applies to --llm openai:MODEL or --embedder openai:MODEL "
-                         "(Ollama and vLLM are reached as openai:MODEL with their /v1 URL)")
+    if args.base_url and args.llm is not None and not _remote(args.llm) and not remote_embedder:
+        raise UsageError("--base-url only applies to --llm openai:MODEL or ollama:MODEL, or --embedder "
+                         "openai:MODEL (vLLM is reached as openai:MODEL with its /v1 URL)")
+
+
+def _remote(spec: object) -> bool:
+    return str(spec).startswith(("openai:", "ollama:"))
+
+
+def settle_llm(args: argparse.Namespace, manifest: Any = None) -> Choice:
+    """Fill in ``args.llm`` (and the server URL it needs) when ``--llm`` was not given: the
+    index's own LLM, the user's default, or the bundled model (``t2rag.defaults``); says so
+    on stderr when the choice came from the index or a default."""
+    choice = choose_llm(args.llm, args.base_url, manifest)
+    if choice.source not in ("--llm", "built in") and not getattr(args, "quiet", False):
+        print(f"t2rag: LLM {choice.spec} (from {choice.source}; --llm to use another)", file=sys.stderr)
+    args.llm = choice.spec
+    if choice.base_url and _remote(choice.spec):
+        args.base_url = choice.base_url
+    return choice
 
 
 def embedder_from_args(args: argparse.Namespace) -> Any:
@@ -53,13 +73,16 @@ def embedder_from_args(args: argparse.Namespace) -> Any:
     return spec
 
 
-def llm_from_args(args: argparse.Namespace) -> LLM:
-    """The LLM the command's options name, behind the response cache unless --no-cache."""
+def llm_from_args(args: argparse.Namespace, manifest: Any = None) -> LLM:
+    """The LLM the command's options name (or ``settle_llm`` chooses, given the index's
+    ``manifest``), behind the response cache unless --no-cache."""
     from t2rag.llm.registry import get_llm
 
+    if args.llm is None:
+        settle_llm(args, manifest)
     check_llm_args(args)
-    return get_llm(args.llm, parallel=args.parallel, base_url=args.base_url, context=args.context,
-                   cache=not args.no_cache)
+    return get_llm(args.llm, parallel=args.parallel, base_url=args.base_url if _remote(args.llm) else None,
+                   context=args.context, cache=not args.no_cache)
 
 
 def printable(text: str) -> str:

@@ -157,8 +157,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     query_config(_config(args))  # a bad --set is reported before a model loads too
     from t2rag.index.store import require_manifest
 
-    require_manifest(args.index)  # a missing index is reported before a model loads
-    with T2RAG.open(args.index, llm=cli_common.llm_from_args(args)) as rag:
+    manifest = require_manifest(args.index)  # a missing index is reported before a model loads
+    with T2RAG.open(args.index, llm=cli_common.llm_from_args(args, manifest)) as rag:
         if args.question is not None:
             a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line)
             total = a.usage.get("total", {})
@@ -220,6 +220,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     demo = resources.files("t2rag").joinpath("demo")
     docs = [Document(d["title"], d["text"]) for d in json.loads(demo.joinpath("corpus.json").read_text("utf-8"))]
     questions = json.loads(demo.joinpath("questions.json").read_text("utf-8"))
+    cli_common.settle_llm(args)
     index_dir = Path(args.index) if args.index else default_cache_dir() / ("demo-" + args.llm.replace(":", "-")
                                                                               .replace("/", "_"))
     t0 = time.perf_counter()

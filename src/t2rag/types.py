@@ -60,6 +60,23 @@ class Location:
 
 
 @dataclass(frozen=True)
+class DocumentSummary:
+    """One document of an index: its chunks, where it came from, and how far extraction got."""
+
+    title: str
+    chunks: int = 0
+    source: str | None = None
+    pages: int | None = None  # the last page a chunk is on (paged formats)
+    extracted: int = 0  # chunks with an extraction record (failed ones included)
+    failed: int = 0
+
+    def status(self) -> str:
+        if self.failed:
+            return f"{self.failed} of {self.chunks} chunks failed"
+        return "extracted" if self.extracted >= self.chunks else f"{self.extracted} of {self.chunks} chunks extracted"
+
+
+@dataclass(frozen=True)
 class Triple:
     subject: str
     predicate: str

@@ -32,6 +32,7 @@ class OpenAICompatEmbedder:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         url = resolve_base_url(base_url)
         self.model = model
+        self.base_url = url
         self.name = backend_name("openai", model, url)
         self.batch_size = batch_size
         self._http = JSONClient(

@@ -62,7 +62,7 @@ def bench_main(args: argparse.Namespace) -> int:
     from t2rag.eval.runner import run_bench
 
     llm: Any = args.llm
-    if isinstance(llm, str):
+    if llm is None or isinstance(llm, str):
         llm = cli_common.llm_from_args(args)  # behind the shared response cache unless --no-cache
     out = Path(args.out) if args.out else _default_out(args.dataset, args.llm)
     metrics = run_bench(

@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from t2rag.config import IndexConfig, to_dict
 from t2rag.embed.base import Embedder
@@ -98,6 +99,8 @@ class TripleIndex:
         cfg = config or IndexConfig()
         manifest = Manifest(embedder=emb.name, dim=emb.dim, config=to_dict(cfg), prompts=prompt_hashes(openie.PROMPTS),
                             incomplete=incomplete)
+        if (url := server_url(emb)) is not None:
+            manifest.endpoints["embedder"] = url
         store = open_store(loc, emb.dim, cfg.store, writer=True)  # takes the lock before the manifest appears
         # Counted before the manifest is read again: a writer saves the manifest before any
         # chunk, so data seen here means its manifest is visible below (or lost).
@@ -128,7 +131,7 @@ class TripleIndex:
         if manifest.incomplete and not finishing_copy:
             raise IndexDamagedError(f"{redact(str(loc))} is {manifest.incomplete} that did not finish; "
                                     "run the same 't2rag copy' again to complete it")
-        emb = _embedder(embedder or manifest.embedder)
+        emb = _embedder(embedder or manifest.embedder, manifest.endpoints.get("embedder"))
         manifest.check_embedder(emb.name, emb.dim)
         if writer:
             _warn_if_prompts_changed(manifest, loc)
@@ -257,6 +260,10 @@ class TripleIndex:
             return
         model: LLM = llm if isinstance(llm, LLM) else llm()
         self.manifest.llm = state.llm = model.name
+        if (url := server_url(model)) is not None:
+            self.manifest.endpoints["llm"] = url
+        else:
+            self.manifest.endpoints.pop("llm", None)
         yield from self._extract_claimed(model, todo, state)
 
     def _extract_claimed(self, model: LLM, todo: list[Chunk], state: BuildProgress) -> Iterator[OpenIERecord]:
@@ -355,8 +362,23 @@ class TripleIndex:
         }
 
 
-def _embedder(e: Embedder | str) -> Embedder:
-    return get_embedder(e) if isinstance(e, str) else e
+def _embedder(e: Embedder | str, url: str | None = None) -> Embedder:
+    """``e`` built from its spec; an OpenAI-compatible one the index recorded by name reaches the
+    server URL the index recorded (unless OPENAI_BASE_URL names one)."""
+    if not isinstance(e, str):
+        return e
+    if url and e.startswith("openai:") and "@" in e and not os.environ.get("OPENAI_BASE_URL"):
+        return get_embedder(e.partition("@")[0], base_url=url)
+    return get_embedder(e)
+
+
+def server_url(backend: object) -> str | None:
+    """The URL of an OpenAI-compatible backend (through a response cache), to record in the
+    manifest; None for other backends and for URLs that carry credentials (never written)."""
+    url = getattr(getattr(backend, "inner", backend), "base_url", None)
+    if not isinstance(url, str) or "@" in urlsplit(url).netloc:
+        return None
+    return url
 
 
 def _run_bounded(fn: Callable[[Chunk], OpenIERecord], items: list[Chunk], workers: int) -> Iterator[OpenIERecord]:

@@ -23,6 +23,9 @@ class Manifest:
     format_version: int = FORMAT_VERSION
     library_version: str = VERSION
     llm: str | None = None
+    # The server URLs of OpenAI-compatible backends ("llm", "embedder"), so that commands reach
+    # the same servers again without being told (never a key; a password in a URL is removed).
+    endpoints: dict[str, str] = field(default_factory=dict)
     prompts: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     # One entry per build that extracted chunks: which LLM (or "imported"), with which prompts.
@@ -76,7 +79,7 @@ class Manifest:
         """Raise TypeError naming the first field whose value has the wrong type (a tampered file)."""
         expect: dict[str, type | tuple[type, ...]] = {
             "embedder": str, "dim": int, "config": dict, "format_version": int, "library_version": str,
-            "llm": (str, type(None)), "prompts": dict, "counts": dict, "builds": list,
+            "llm": (str, type(None)), "prompts": dict, "counts": dict, "builds": list, "endpoints": dict,
             "incomplete": (str, type(None))}
         for name, kind in expect.items():
             value = getattr(self, name)

@@ -25,7 +25,7 @@ from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
 from t2rag.index.lexical import LexicalIndex
 from t2rag.index.manifest import Manifest
 from t2rag.redact import redact
-from t2rag.types import Chunk, Location, OpenIERecord, Proposition, PropositionHit, Triple
+from t2rag.types import Chunk, DocumentSummary, Location, OpenIERecord, Proposition, PropositionHit, Triple
 
 URL_PREFIXES = ("postgresql://", "postgres://")
 HNSW_M = 16  # pgvector's defaults: 16 links per node, a build candidate list of 64
@@ -228,6 +228,16 @@ class PgStore:
                     "ORDER BY d.doc, d.seq"):
                 out.setdefault(doc, []).append(Chunk(cid, title, text))
         return list(out.items())
+
+    def document_summaries(self) -> list[DocumentSummary]:
+        """Every document with its chunk count, source, page count and extraction status."""
+        with self._lock:
+            if not self._has_locations(self.db):
+                rows = self.db.execute("SELECT DISTINCT doc FROM doc_chunks ORDER BY doc")
+                return [DocumentSummary(r[0]) for r in rows]
+            return [DocumentSummary(*r) for r in self.db.execute(
+                "SELECT d.doc, COUNT(*), MAX(d.source), MAX(d.last_page), COUNT(o.chunk_id), COUNT(o.error) "
+                "FROM doc_chunks d LEFT JOIN openie o ON o.chunk_id = d.chunk_id GROUP BY d.doc ORDER BY d.doc")]
 
     def documents(self) -> list[str]:
         with self._lock:

@@ -28,7 +28,7 @@ from t2rag.index.lexical import LexicalIndex, clean_temp
 from t2rag.index.manifest import Manifest
 from t2rag.index.vectors import FaissVectors, exact_search
 from t2rag.index.vectors import clean_temp as clean_vector_temp
-from t2rag.types import Chunk, Location, OpenIERecord, Proposition, PropositionHit, Triple
+from t2rag.types import Chunk, DocumentSummary, Location, OpenIERecord, Proposition, PropositionHit, Triple
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -268,6 +268,15 @@ class SqliteStore:
                 "ORDER BY d.doc, d.seq"):
             out.setdefault(doc, []).append(Chunk(cid, title, text))
         return list(out.items())
+
+    @_locked
+    def document_summaries(self) -> list[DocumentSummary]:
+        """Every document with its chunk count, source, page count and extraction status."""
+        if "source" not in {r[1] for r in self.db.execute("PRAGMA table_info(doc_chunks)")}:
+            return [DocumentSummary(d) for d in self.documents()]
+        return [DocumentSummary(*r) for r in self.db.execute(
+                "SELECT d.doc, COUNT(*), MAX(d.source), MAX(d.last_page), COUNT(o.chunk_id), COUNT(o.error) "
+                "FROM doc_chunks d LEFT JOIN openie o ON o.chunk_id = d.chunk_id GROUP BY d.doc ORDER BY d.doc")]
 
     @_locked
     def documents(self) -> list[str]:

@@ -48,6 +48,7 @@ class OpenAICompatLLM:
             raise ConfigError(f"structured must be one of {', '.join(_STRUCTURED_MODES)}; got {structured!r}")
         url = resolve_base_url(base_url)
         self.model = model
+        self.base_url = url
         self.name = backend_name("openai", model, url)
         self.max_concurrency = max_concurrency
         # The server's context window, when known: prompts that carry passages are fitted to it.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from t2rag.errors import ConfigError
 from t2rag.llm.base import LLM
 
 DEFAULT_LLM = "local"
+OLLAMA_DEFAULT_HOST = "127.0.0.1:11434"
+REMOTE = ("openai", "ollama")  # OpenAI-compatible servers
 
 
 def _openai(arg: str, **opts: Any) -> LLM:
@@ -18,6 +21,26 @@ def _openai(arg: str, **opts: Any) -> LLM:
     if not arg:
         raise ConfigError("LLM spec 'openai:' needs a model name, e.g. openai:gpt-4o-mini")
     return OpenAICompatLLM(model=arg, **opts)
+
+
+def _ollama(arg: str, **opts: Any) -> LLM:
+    """An Ollama server through its OpenAI-compatible API: ``$OLLAMA_HOST`` or Ollama's default
+    address, unless a base URL is given; no key is needed or sent."""
+    from t2rag.llm.openai_compat import OpenAICompatLLM
+
+    if not arg:
+        raise ConfigError("LLM spec 'ollama:' needs a model name, e.g. ollama:qwen2.5:1.5b")
+    opts.setdefault("base_url", ollama_url())
+    return OpenAICompatLLM(model=arg, api_key_env="OLLAMA_API_KEY", **opts)
+
+
+def ollama_url() -> str:
+    """Ollama's OpenAI-compatible URL: from ``$OLLAMA_HOST`` (``host:port`` or a URL), or its
+    default address on this machine."""
+    host = os.environ.get("OLLAMA_HOST", "").strip() or OLLAMA_DEFAULT_HOST
+    if "://" not in host:
+        host = "http://" + host
+    return host.rstrip("/") + ("" if host.rstrip("/").endswith("/v1") else "/v1")
 
 
 def _local(arg: str, **opts: Any) -> LLM:
@@ -34,6 +57,7 @@ def _scripted(arg: str, **opts: Any) -> LLM:
 
 _REGISTRY: dict[str, Callable[..., LLM]] = {
     "openai": _openai,
+    "ollama": _ollama,
     "local": _local,
     "scripted": _scripted,
 }
@@ -55,7 +79,7 @@ def get_llm(
     **opts: Any,
 ) -> LLM:
     """Build an LLM from ``kind[:arg]`` (local[:default|small|PATH.gguf], openai:MODEL,
-    scripted): the one place the CLI, the API and the benchmark get their models.
+    ollama:MODEL, scripted): the one place the CLI, the API and the benchmark get their models.
 
     ``parallel``: decoding slots (local) or concurrent requests (openai). ``base_url``: an
     OpenAI-compatible endpoint. ``context``: the context window in tokens (local: the size the
@@ -65,19 +89,19 @@ def get_llm(
     check_spec(spec)
     kind, _, arg = spec.partition(":")
     if base_url:
-        if kind != "openai":
-            raise ConfigError("a base URL only applies to openai:MODEL")
+        if kind not in REMOTE:
+            raise ConfigError("a base URL only applies to openai:MODEL and ollama:MODEL")
         opts["base_url"] = base_url
     if parallel is not None:
         if parallel < 1:
             raise ConfigError(f"parallel must be at least 1 (got {parallel})")
         if kind != "scripted":
-            opts["max_concurrency" if kind == "openai" else "n_parallel"] = parallel
+            opts["max_concurrency" if kind in REMOTE else "n_parallel"] = parallel
     if context is not None:
         if context < 256:
             raise ConfigError(f"the context must be at least 256 tokens (got {context})")
         if kind != "scripted":
-            opts["context_tokens" if kind == "openai" else "n_ctx"] = context
+            opts["context_tokens" if kind in REMOTE else "n_ctx"] = context
     return with_cache(_REGISTRY[kind](arg, **opts), cache if kind != "scripted" else False)
 
 

@@ -149,8 +149,8 @@ class Service:
         index is reported before a model loads."""
         from t2rag.index.store import require_manifest
 
-        require_manifest(args.index)  # a directory or a postgresql:// URL
-        service = cls(args.index, cli_common.llm_from_args(args), **kwargs)
+        manifest = require_manifest(args.index)  # a directory or a postgresql:// URL
+        service = cls(args.index, cli_common.llm_from_args(args, manifest), **kwargs)
         try:
             yield service
         finally:
