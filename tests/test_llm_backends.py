@@ -8,6 +8,7 @@ import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -229,11 +230,12 @@ def _parts(tmp_path: Path, chunks: list[bytes]) -> list[Path]:
     return paths
 
 
-def test_assemble_joins_in_order_and_writes_sidecar(tmp_path: Path) -> None:
+def test_assemble_joins_in_order_and_writes_sidecar(tmp_path: Path, capsys: Any) -> None:
     chunks = [b"alpha-", b"beta-", b"gamma"]
     dest = tmp_path / "out" / "m.gguf"
     assemble(_parts(tmp_path, chunks), hashlib.sha256(b"".join(chunks)).hexdigest(), dest)
     assert dest.read_bytes() == b"alpha-beta-gamma"
+    assert "assembling m.gguf" in capsys.readouterr().err  # never silent
     assert models.sidecar(dest).read_text().split()[0] == hashlib.sha256(b"alpha-beta-gamma").hexdigest()
 
 

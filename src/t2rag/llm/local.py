@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -95,11 +96,16 @@ class LocalLLM:
             if self._server is not None:
                 return
             t0 = time.perf_counter()
+            if sys.stderr.isatty():  # a terminal hears why the first answer waits; logs stay clean
+                size = self.path.stat().st_size / 1e9
+                print(f"t2rag: loading {self.name} ({size:.1f} GB)…", file=sys.stderr, end="", flush=True)
             try:
                 self._server = xllamacpp.Server(self._params)
             except (RuntimeError, ValueError) as e:
                 raise BackendError(f"cannot load local model {self.path}: {_one_line(e)}") from None
             self.load_s = time.perf_counter() - t0
+            if sys.stderr.isatty():
+                print(f" loaded in {self.load_s:.1f}s", file=sys.stderr, flush=True)
 
     def __repr__(self) -> str:
         return f"LocalLLM({self.name!r}, n_parallel={self.max_concurrency})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,13 @@ def assemble(parts: list[Path], sha256: str, dest: Path) -> Path:
     The hash is computed while writing, so the data is read once. A ``.sha256`` sidecar
     records what was verified; nothing partial is ever left at ``dest``.
     """
+    from tqdm import tqdm
+
     dest.parent.mkdir(parents=True, exist_ok=True)
+    total = sum(p.stat().st_size for p in parts)
+    print(f"t2rag: assembling {dest.name} ({total / 1e9:.1f} GB) into {dest.parent} (first use only)",
+          file=sys.stderr, flush=True)
+    bar = tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr, disable=not sys.stderr.isatty())
     digest = hashlib.sha256()
     fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
@@ -101,6 +108,7 @@ def assemble(parts: list[Path], sha256: str, dest: Path) -> Path:
                     while block := f.read(_CHUNK):
                         digest.update(block)
                         out.write(block)
+                        bar.update(len(block))
         got = digest.hexdigest()
         if got != sha256:
             raise ModelAssetError(
@@ -110,6 +118,7 @@ def assemble(parts: list[Path], sha256: str, dest: Path) -> Path:
         os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
     finally:
+        bar.close()
         tmp.unlink(missing_ok=True)
     sidecar(dest).write_text(f"{sha256}  {dest.name}\n", encoding="utf-8")
     return dest
