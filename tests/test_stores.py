@@ -81,7 +81,8 @@ def test_chunk_locations_are_kept_on_every_backend(location: str | Path) -> None
         ids = {c.text: c.id for c in ix.store.iter_chunks()}
         found = ix.store.chunk_locations(list(ids.values()) + ["chunk-unknown"])
         summaries = {d.title: d for d in ix.store.document_summaries()}
-    assert (summaries["Report"].chunks, summaries["Report"].pages, summaries["Report"].source) == (2, 2, "in/report.pdf")
+    report = summaries["Report"]
+    assert (report.chunks, report.pages, report.source) == (2, 2, "in/report.pdf")
     assert summaries["Plain"].status() == "extracted" and summaries["Plain"].pages is None
     two = found[ids["Page two text."]]
     assert (two.doc, two.source, two.page, two.last_page) == ("Report", "in/report.pdf", 2, 2)
