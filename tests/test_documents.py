@@ -57,16 +57,20 @@ def test_a_folder_of_every_kind_is_read_and_what_is_not_is_named(tmp_path: Path)
     (d / "notes.rst").write_text("Delta\n=====\n\nDelta is a lake.")
     _docx(d / "report.docx", ["Epsilon is a bridge.", "It spans the Varn."])
     _pdf(d / "paper.pdf", ["Zeta is a mountain.", "Eta is a valley."])
+    (d / "wide.txt").write_bytes("Theta is a glacier in Tromsø.".encode("utf-16"))
+    _pdf(d / "scan.pdf", [""])  # a scanned page: no text layer
     (d / "data.csv").write_text("a,b\n1,2\n")
     (d / ".hidden.md").write_text("not indexed")
     notes: list[str] = []
     docs = {doc.title: doc.text for doc in load_corpus(d, notes)}
-    assert set(docs) == {"alpha", "sub/beta", "latin1", "page", "notes", "report", "paper"}
+    assert set(docs) == {"alpha", "sub/beta", "latin1", "page", "notes", "report", "paper", "wide"}
+    assert docs["wide"] == "Theta is a glacier in Tromsø."
     assert "Café René" in docs["latin1"] and docs["page"] == "Gamma is a painter."
     assert docs["report"] == "Epsilon is a bridge.\nIt spans the Varn."
     assert "Zeta is a mountain." in docs["paper"] and "Eta is a valley." in docs["paper"]
     joined = "\n".join(notes)
     assert "empty: " in joined and "data: unsupported format" in joined and "latin1: not UTF-8" in joined
+    assert "scan: no text" in joined and "wide: decoded as utf-16" in joined
 
 
 def test_one_document_file_is_a_corpus(tmp_path: Path) -> None:
