@@ -344,7 +344,7 @@ def test_the_estimate_calls_equal_the_real_builds(tmp_path: Path, capsys: Any, m
     assert est.calls == len(full.calls) == 2 * len(chunks)  # two-pass: two calls a chunk, as the build made
     corpus = tmp_path / "c.json"
     corpus.write_text(json.dumps([{"title": d.title, "text": d.text} for d in docs]))
-    monkeypatch.setattr(t2rag.cli_common, "llm_from_args", lambda args: openie_llm())
+    monkeypatch.setattr(t2rag.cli_common, "llm_from_args", lambda args, manifest=None: openie_llm())
     assert main(["index", str(corpus), "--index", str(tmp_path / "new"), "--llm", "scripted", "--estimate", "3",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

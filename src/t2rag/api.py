@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from t2rag.answer import Answer
+from t2rag.answer_log import AnswerLog
 from t2rag.config import QueryConfig, from_dict
 from t2rag.embed.base import Embedder
 from t2rag.errors import InputError
@@ -45,10 +46,11 @@ class T2RAG:
     """Question answering over one index. Safe to share between threads: ``ask_many`` runs
     questions concurrently (LLM calls overlap; retrieval takes turns)."""
 
-    def __init__(self, index: TripleIndex, llm: LLM) -> None:
+    def __init__(self, index: TripleIndex, llm: LLM, log: AnswerLog | None = None) -> None:
         self.index = index
         self.llm = llm
         self.retriever = Retriever(index.store, index.embedder)
+        self.log = log  # every answer is recorded here (``t2rag logs``), when given
 
     @classmethod
     def open(
@@ -58,19 +60,29 @@ class T2RAG:
         llm: str | LLM = DEFAULT_LLM,
         embedder: Embedder | str | None = None,
         cache: bool | str | Path = False,
+        log: bool = True,
     ) -> T2RAG:
         """Open the index at ``directory`` read-only. ``cache=True`` keeps LLM replies in
-        ``default_llm_cache()``; a path puts the cache there instead."""
+        ``default_llm_cache()``; a path puts the cache there instead. ``log`` records every
+        answer beside the index (``t2rag.answer_log``; ``T2RAG_NO_LOG=1`` turns it off too)."""
         model = get_llm(llm, cache=cache) if isinstance(llm, str) else with_cache(llm, cache)
-        return cls(TripleIndex.open(directory, embedder=embedder), model)
+        index = TripleIndex.open(directory, embedder=embedder)
+        return cls(index, model, AnswerLog.open(index.location) if log else None)
 
     def ask(
         self, question: str, config: QueryConfig | dict[str, Any] | None = None, *,
-        on_event: EventSink | None = None,
+        on_event: EventSink | None = None, via: str = "api",
     ) -> Answer:
         """Answer ``question``; ``on_event`` (if given) is called with each ``QueryEvent`` as the
-        engine works: decomposition, each round's search, evidence and bindings, the answer."""
-        return answer_question(check_question(question), self.llm, self.retriever, query_config(config), on_event)
+        engine works: decomposition, each round's search, evidence and bindings, the answer.
+        ``via`` names the door it came through in the log of answers."""
+        answer = answer_question(check_question(question), self.llm, self.retriever, query_config(config), on_event)
+        self.record(answer, via)
+        return answer
+
+    def record(self, answer: Answer, via: str) -> int | None:
+        """Add ``answer`` to the log of answers (when there is one); returns its entry id."""
+        return self.log.record(answer, via) if self.log is not None else None
 
     def ask_many(
         self,
@@ -79,6 +91,7 @@ class T2RAG:
         *,
         concurrency: int | None = None,
         on_answer: Callable[[int, Answer], None] | None = None,
+        via: str = "api",
     ) -> list[Answer]:
         """Answer ``questions`` in order, at most ``concurrency`` at a time (default: what the
         LLM backend benefits from). ``on_answer(i, answer)`` is called as each one finishes,
@@ -89,6 +102,7 @@ class T2RAG:
 
         def one(i: int) -> Answer:
             answer = answer_question(check_question(questions[i]), self.llm, self.retriever, cfg)
+            self.record(answer, via)
             if on_answer is not None:
                 with lock:
                     on_answer(i, answer)
@@ -116,6 +130,8 @@ class T2RAG:
         return self.index.store.iter_chunks()
 
     def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
         self.index.close()
 
     def __enter__(self) -> T2RAG:

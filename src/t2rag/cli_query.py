@@ -158,9 +158,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from t2rag.index.store import require_manifest
 
     manifest = require_manifest(args.index)  # a missing index is reported before a model loads
-    with T2RAG.open(args.index, llm=cli_common.llm_from_args(args, manifest)) as rag:
+    with T2RAG.open(args.index, llm=cli_common.llm_from_args(args, manifest), log=not args.no_log) as rag:
         if args.question is not None:
-            a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line)
+            a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line, via="cli")
             total = a.usage.get("total", {})
             if not args.quiet and total.get("cache_hits"):
                 print(f"{total['cache_hits']} of {total['calls']} LLM replies came from the response cache "
@@ -207,8 +207,38 @@ def _answer_into(f: Any, rag: Any, todo: list[dict[str, str]], total: int, args:
         append_line(f, {"id": todo[i]["id"], **a.to_dict()})
         bar.update(1)
 
-    rag.ask_many([q["question"] for q in todo], _config(args), on_answer=write)
+    rag.ask_many([q["question"] for q in todo], _config(args), on_answer=write, via="cli")
     bar.close()
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from t2rag.answer_log import AnswerLog
+    from t2rag.index.store import require_manifest
+
+    require_manifest(args.index)
+    if not 1 <= args.limit <= 10_000:
+        raise UsageError("--limit must be 1..10000")
+    log = AnswerLog(args.index)
+    try:
+        if args.id is not None:
+            a = log.answer(args.id)
+            if a is None:
+                raise InputError(f"no entry {args.id} in the log of {args.index}")
+            print(json.dumps(a.to_dict(), indent=2, ensure_ascii=False) if args.json
+                  else format_answer(a, trace=args.trace))
+            return 0
+        entries = log.entries(args.limit, query=args.query)
+    finally:
+        log.close()
+    if args.json:
+        print(json.dumps([e.to_dict() for e in entries], indent=2, ensure_ascii=False))
+    for e in entries if not args.json else ():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.time))
+        print(f"#{e.id}  {when}  {e.via}  {e.model}  {e.tokens} tokens  {e.seconds:.1f}s  [{e.termination}]")
+        print(f"  Q: {cli_common.printable(e.question)}\n  A: {cli_common.printable(e.answer)}")
+    if not entries and not args.json:
+        print("no answers logged yet" + (f" with {args.query!r}" if args.query else ""))
+    return 0
 
 
 # --- demo ------------------------------------------------------------------------------
@@ -261,7 +291,17 @@ def register(sub: Any) -> None:
                    help="no progress on stderr (the query's steps for one question, a bar for a file)")
     cli_common.llm_args(p)
     _query_args(p)
+    p.add_argument("--no-log", action="store_true", help="do not record the answers in the index's log (t2rag logs)")
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("logs", help="the log of answers over an index: list them, or show one")
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
+    p.add_argument("id", nargs="?", type=int, help="show this entry in full (its trace with --trace)")
+    p.add_argument("-n", "--limit", type=int, default=20, help="how many to list, newest first (20)")
+    p.add_argument("-q", "--query", default="", help="only questions containing this text")
+    p.add_argument("--trace", action="store_true", help="with ID: print the rounds too")
+    p.add_argument("--json", action="store_true", help="print JSON (the whole Answer for one entry)")
+    p.set_defaults(func=cmd_logs)
 
     p = sub.add_parser("demo", help="index the bundled demo corpus with the offline model and answer its questions")
     p.add_argument("--index", metavar="DIR", help="where to keep the demo index (default: in the cache dir)")

@@ -210,7 +210,8 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         return StreamingResponse(_events(queue, task), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
-    def start(q: str, config: dict[str, Any] | None) -> tuple[asyncio.Queue[QueryEvent | None], asyncio.Future[Any]]:
+    def start(q: str, config: dict[str, Any] | None,
+              via: str = "rest") -> tuple[asyncio.Queue[QueryEvent | None], asyncio.Future[Any]]:
         """Admit a question (429 before any stream starts) and start answering it now, not when
         the client starts reading, so the admitted slot is always released. The queue carries
         its events, then None."""
@@ -221,12 +222,33 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         def on_event(e: QueryEvent) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, e)
 
-        task = asyncio.ensure_future(run(lambda: service.run_admitted(q, config, on_event=on_event),
+        task = asyncio.ensure_future(run(lambda: service.run_admitted(q, config, on_event=on_event, via=via),
                                          service.executor))
         task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
         return queue, task
 
     add_chat_routes(app, service.llm.name, guarded, check_text, start)
+
+    @app.get("/v1/history", dependencies=guarded, summary="The log of answers, newest first")
+    async def history(limit: int = 20, before: int | None = None, q: str = "") -> dict[str, Any]:
+        """Past answers over this index (from every door: CLI, API, REST, MCP, chat), newest
+        first; ``before`` pages back from an entry id, ``q`` keeps questions containing it."""
+        log = service.log
+        if log is None:
+            return {"entries": [], "logging": False}
+        if not 1 <= limit <= 200:
+            raise HTTPException(422, "limit must be 1..200")
+        entries = await run(lambda: log.entries(limit, before, q))
+        return {"entries": [e.to_dict() for e in entries], "logging": True}
+
+    @app.get("/v1/history/{entry_id}", dependencies=guarded, summary="One past answer, trace included")
+    async def history_entry(entry_id: int) -> dict[str, Any]:
+        """The whole answer an entry recorded (its permalink: ``/?answer=ID`` in the viewer)."""
+        log = service.log
+        found = await run(lambda: log.answer(entry_id)) if log is not None else None
+        if found is None:
+            raise HTTPException(404, f"no answer {entry_id} in the log")
+        return found.to_dict()  # type: ignore[no-any-return]
 
     @app.get("/v1/search", dependencies=guarded)
     async def search(q: str, k: int = 10) -> dict[str, Any]:

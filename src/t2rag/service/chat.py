@@ -27,7 +27,7 @@ from t2rag.query.events import QueryEvent
 MODEL = "t2rag"
 OLLAMA_VERSION = "0.6.0"  # the Ollama API shape these routes follow
 
-Start = Callable[[str, dict[str, Any] | None], tuple["asyncio.Queue[QueryEvent | None]", "asyncio.Future[Any]"]]
+Start = Callable[[str, dict[str, Any] | None, str], tuple["asyncio.Queue[QueryEvent | None]", "asyncio.Future[Any]"]]
 
 
 class ChatMessage(BaseModel):
@@ -75,7 +75,7 @@ def add_chat_routes(app: FastAPI, llm_name: str, guarded: list[Any], check: Call
 
     @app.post("/v1/chat/completions", dependencies=guarded, response_model=None)
     async def chat_completions(body: ChatBody) -> Any:
-        queue, task = start(check(question_of(body.messages)), None)
+        queue, task = start(check(question_of(body.messages)), None, "chat")
         ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         if body.stream:
             return StreamingResponse(_openai_stream(queue, task, ident, created, body.model),
@@ -98,7 +98,7 @@ def add_chat_routes(app: FastAPI, llm_name: str, guarded: list[Any], check: Call
 
     @app.post("/api/chat", dependencies=guarded, response_model=None)
     async def ollama_chat(body: ChatBody) -> Any:
-        queue, task = start(check(question_of(body.messages)), None)
+        queue, task = start(check(question_of(body.messages)), None, "chat")
         if body.stream is not False:  # Ollama streams unless told not to
             return StreamingResponse(_ollama_stream(queue, task, body.model), media_type="application/x-ndjson")
         answer = await _finished(queue, task)

@@ -102,6 +102,7 @@ def register(sub: Any) -> None:
                    help="also answer requests whose Host header names NAME (repeatable; by default only the bound "
                         "address, and on loopback its names: a guard against DNS rebinding)")
     cli_common.llm_args(p)
+    p.add_argument("--no-log", action="store_true", help="do not record answers in the index's log (t2rag logs)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("endpoints", help="serve a local GGUF and an embedder as OpenAI-compatible endpoints "

@@ -13,6 +13,7 @@ from typing import Any
 
 from t2rag import cli_common
 from t2rag.answer import Answer
+from t2rag.answer_log import AnswerLog
 from t2rag.api import T2RAG
 from t2rag.errors import IndexLockedError
 from t2rag.index.builder import TripleIndex
@@ -35,10 +36,10 @@ class Service:
     documents -- as they see a CLI writer's -- without the engine being reopened."""
 
     def __init__(self, directory: str | Path, llm: LLM, *, slots: int | None = None, max_waiting: int = 32,
-                 max_jobs: int = 16) -> None:
+                 max_jobs: int = 16, log: bool = True) -> None:
         self.directory = directory if is_url(directory) else Path(directory)  # or a database URL
         self.llm = llm
-        self._engine = T2RAG.open(self.directory, llm=llm)
+        self._engine = T2RAG.open(self.directory, llm=llm, log=log)
         self.slots = max(1, slots or parallelism(llm))
         self.max_waiting = max(0, max_waiting)
         self._sem = threading.BoundedSemaphore(self.slots)
@@ -61,20 +62,27 @@ class Service:
             self._admitted += 1
 
     def run_admitted(
-        self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None
+        self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None,
+        via: str = "rest",
     ) -> Answer:
         """Answer a question already ``admit``-ted: wait for a slot, answer, let the next one in
         (also when the client has stopped waiting: the slot is held until the work ends)."""
         try:
             with self._sem:
-                return self._engine.ask(question, config, on_event=on_event)
+                return self._engine.ask(question, config, on_event=on_event, via=via)
         finally:
             with self._lock:
                 self._admitted -= 1
 
-    def ask(self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None) -> Answer:
+    def ask(self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None,
+            via: str = "rest") -> Answer:
         self.admit()
-        return self.run_admitted(question, config, on_event)
+        return self.run_admitted(question, config, on_event, via)
+
+    @property
+    def log(self) -> AnswerLog | None:
+        """The index's log of answers (None when turned off)."""
+        return self._engine.log
 
     def search(self, query: str, k: int = 10) -> list[dict[str, Any]]:
         """The top propositions for ``query`` (hybrid ranking) with their source passages' titles.
@@ -150,7 +158,8 @@ class Service:
         from t2rag.index.store import require_manifest
 
         manifest = require_manifest(args.index)  # a directory or a postgresql:// URL
-        service = cls(args.index, cli_common.llm_from_args(args, manifest), **kwargs)
+        service = cls(args.index, cli_common.llm_from_args(args, manifest), log=not getattr(args, "no_log", False),
+                      **kwargs)
         try:
             yield service
         finally:

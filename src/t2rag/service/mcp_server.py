@@ -40,7 +40,7 @@ def build_server(service: Service) -> Any:
     def ask(question: str) -> dict[str, Any]:
         question = checked(question)
         try:
-            a = service.ask(question)
+            a = service.ask(question, via="mcp")
         except T2RAGError as e:
             raise ToolError(str(e).splitlines()[0]) from None
         return {
@@ -120,4 +120,5 @@ def register(sub: Any) -> None:
     p = sub.add_parser("mcp", help="serve an index to agents over MCP (stdio): tools ask and search_facts")
     p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
     cli_common.llm_args(p)
+    p.add_argument("--no-log", action="store_true", help="do not record answers in the index's log (t2rag logs)")
     p.set_defaults(func=cmd_mcp)
