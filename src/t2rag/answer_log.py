@@ -120,7 +120,8 @@ class AnswerLog:
     def answer(self, entry_id: int) -> Answer | None:
         """The whole Answer an entry recorded, trace included."""
         with self._lock:
-            row = self.db.execute(f"SELECT answer_json FROM {self._table} WHERE seq = {self._mark}", (entry_id,)).fetchone()
+            sql = f"SELECT answer_json FROM {self._table} WHERE seq = {self._mark}"
+            row = self.db.execute(sql, (entry_id,)).fetchone()
         return Answer.from_dict(json.loads(row[0])) if row else None
 
     def close(self) -> None:
