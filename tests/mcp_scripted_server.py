@@ -16,9 +16,11 @@ if __name__ == "__main__":
         ("Placeholders to fill", {"bindings": [{"placeholder": "?answer", "value": "Alpha", "evidence": [1]}]}),
         (ANSWER_PROMPT, {"reasoning": "", "answer": "Alpha"}),
         ("Question:", {"triples": [["?answer", "is a town in", "Borduria"]]}),
+        ("(?i)entities", {"entities": ["Gamma", "Borduria"]}),
+        ("(?i)triples", {"triples": [["Gamma", "is a town in", "Borduria"]]}),
     ])
     service = Service(sys.argv[1], llm)
     try:
-        serve_stdio(build_server(service))
+        serve_stdio(build_server(service, allow_writes="--allow-writes" in sys.argv))
     finally:
         service.close()

@@ -105,8 +105,15 @@ class Service:
         info["slots"] = self.slots
         return info
 
-    def passages(self, ids: list[str]) -> list[dict[str, str]]:
-        return [{"id": c.id, "title": c.title, "text": c.text} for c in self._engine.passages(ids)]
+    def passages(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The passages with these ids, each with where it sits in its document (``cited_as``:
+        ``file, p. N`` when the index recorded it, else the title)."""
+        found = self._engine.passages(ids)
+        places = self._engine.retriever.locations([c.id for c in found])
+        return [{"id": c.id, "title": c.title, "text": c.text,
+                 "cited_as": places[c.id].label() if c.id in places else c.title,
+                 "source": places[c.id].source if c.id in places else "",
+                 "page": places[c.id].page if c.id in places else None} for c in found]
 
     # --- document jobs -----------------------------------------------------------------
     def submit(self, kind: str, payload: list[Any]) -> Job:
