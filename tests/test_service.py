@@ -401,3 +401,26 @@ def test_the_job_queue_is_bounded(index: Path) -> None:
         docs = [{"title": f"T{i}", "text": f"T{i} is a town."} for i in range(3)]
         codes = [httpx.post(f"{url}/v1/documents", json={"documents": [d]}).status_code for d in docs]
         assert codes == [202, 202, 429]
+
+
+def test_a_file_upload_is_read_like_the_index_command_reads_it(index: Path, tmp_path: Path) -> None:
+    from test_documents import _pdf
+
+    _pdf(tmp_path / "report.pdf", ["Delta is a lake.", "Epsilon is a bridge over the Delta."])
+    with serving(Service(index, replies()), Settings(max_upload=5_000)) as url:
+        job = httpx.post(f"{url}/v1/documents/file", params={"name": "report.pdf"},
+                         content=(tmp_path / "report.pdf").read_bytes()).json()
+        for _ in range(200):
+            job = httpx.get(f"{url}/v1/jobs/{job['id']}").json()
+            if job["status"] in ("done", "failed"):
+                break
+            time.sleep(0.05)
+        assert job["status"] == "done" and job["result"]["new_chunks"] == 2  # page by page
+        docs = {d["title"]: d for d in httpx.get(f"{url}/v1/documents").json()["documents"]}
+        assert docs["report"]["pages"] == 2 and docs["report"]["source"] == "report.pdf"
+        bad = httpx.post(f"{url}/v1/documents/file", params={"name": "data.csv"}, content=b"a,b")
+        assert bad.status_code == 422 and "T2RAG reads" in bad.json()["error"]
+        empty = httpx.post(f"{url}/v1/documents/file", params={"name": "blank.txt"}, content=b"  ")
+        assert empty.status_code == 422 and "no text" in empty.json()["error"]
+        big = httpx.post(f"{url}/v1/documents/file", params={"name": "big.txt"}, content=b"x" * 6_000)
+        assert big.status_code == 413

@@ -148,6 +148,7 @@ class Answer:
     answer_path: str = "facts"
     # The answer check's finding about the first reply, which was asked again ("": it passed)
     answer_check: str = ""
+    log_id: int | None = None  # its entry in the index's log of answers (the viewer's permalink)
     answer_chunks: list[ChunkRef] = field(default_factory=list)  # the passages the answer read
     grounding: list[PropositionRef] = field(default_factory=list)  # retrieved for the question itself
 

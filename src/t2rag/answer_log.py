@@ -122,7 +122,11 @@ class AnswerLog:
         with self._lock:
             sql = f"SELECT answer_json FROM {self._table} WHERE seq = {self._mark}"
             row = self.db.execute(sql, (entry_id,)).fetchone()
-        return Answer.from_dict(json.loads(row[0])) if row else None
+        if not row:
+            return None
+        answer = Answer.from_dict(json.loads(row[0]))
+        answer.log_id = entry_id
+        return answer
 
     def close(self) -> None:
         with self._lock:

@@ -77,7 +77,7 @@ class T2RAG:
         engine works: decomposition, each round's search, evidence and bindings, the answer.
         ``via`` names the door it came through in the log of answers."""
         answer = answer_question(check_question(question), self.llm, self.retriever, query_config(config), on_event)
-        self.record(answer, via)
+        answer.log_id = self.record(answer, via)
         return answer
 
     def record(self, answer: Answer, via: str) -> int | None:
@@ -102,7 +102,7 @@ class T2RAG:
 
         def one(i: int) -> Answer:
             answer = answer_question(check_question(questions[i]), self.llm, self.retriever, cfg)
-            self.record(answer, via)
+            answer.log_id = self.record(answer, via)
             if on_answer is not None:
                 with lock:
                     on_answer(i, answer)

@@ -20,18 +20,19 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field, field_validator
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi_offline import FastAPIOffline
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from t2rag.api import query_config
 from t2rag.errors import T2RAGError
-from t2rag.index.corpus import Document
-from t2rag.query.events import QueryEvent
 from t2rag.service.chat import add_chat_routes
 from t2rag.service.engine import Busy, Service
+from t2rag.service.library import UPLOAD_PATH, add_library_routes
+from t2rag.service.running import Running
 
 log = logging.getLogger("t2rag.service")
 
@@ -40,6 +41,7 @@ log = logging.getLogger("t2rag.service")
 class Settings:
     token: str | None = None  # bearer token; None: no auth (loopback only, enforced by the CLI)
     max_body: int = 1_000_000  # bytes per request body
+    max_upload: int = 50_000_000  # bytes per uploaded document file (POST /v1/documents/file)
     max_question: int = 2_000  # characters per question
     timeout_s: float = 600.0  # per question
     cors_origins: tuple[str, ...] = ()
@@ -52,39 +54,21 @@ class AskBody(BaseModel):
     config: dict[str, Any] | None = None
 
 
-class DocumentIn(BaseModel):
-    title: str = Field(min_length=1, max_length=1_000)
-    text: str = Field(min_length=1)
-
-    @field_validator("title")
-    @classmethod
-    def _named(cls, title: str) -> str:
-        if not title.strip():
-            raise ValueError("a title must have a visible character")
-        return title.strip()
-
-
-class DocumentsBody(BaseModel):
-    documents: list[DocumentIn] = Field(min_length=1)
-
-
-class DeleteBody(BaseModel):
-    titles: list[str] = Field(min_length=1)
-
-
 class BodyLimit:
-    """Pure ASGI middleware: a body over ``limit`` bytes (declared or streamed) gets 413."""
+    """Pure ASGI middleware: a body over ``limit`` bytes (declared or streamed) gets 413; an
+    uploaded file (``UPLOAD_PATH``) may have up to ``upload`` bytes."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: ASGIApp, limit: int, upload: int) -> None:
+        self.app, self.body_limit, self.upload = app, limit, upload
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.upload if scope.get("path") == UPLOAD_PATH else self.body_limit
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _too_large(send, self.limit)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _too_large(send, limit)
             return
         seen = 0
 
@@ -92,14 +76,14 @@ class BodyLimit:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if seen > self.limit:
+            if seen > limit:
                 raise _TooLarge
             return message
 
         try:
             await self.app(scope, counted, send)
         except _TooLarge:
-            await _too_large(send, self.limit)
+            await _too_large(send, limit)
 
 
 class _TooLarge(Exception):
@@ -122,13 +106,14 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     # With a token, the API docs are not served: a browser cannot send the bearer header, and
     # the schema should not be public on an open binding.
     open_docs = s.token is None
-    app = FastAPI(title="T2RAG", version="1", summary="Multi-hop question answering with triplet-driven thinking",
-                  docs_url="/docs" if open_docs else None, redoc_url="/redoc" if open_docs else None,
-                  openapi_url="/openapi.json" if open_docs else None)
+    # FastAPIOffline serves the API docs' scripts from the package: /docs works without internet.
+    summary = "Multi-hop question answering with triplet-driven thinking"
+    app = (FastAPIOffline(title="T2RAG", version="1", summary=summary) if open_docs else
+           FastAPI(title="T2RAG", version="1", summary=summary, docs_url=None, redoc_url=None, openapi_url=None))
     if s.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(s.cors_origins), allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type"])
-    app.add_middleware(BodyLimit, limit=s.max_body)
+    app.add_middleware(BodyLimit, limit=s.max_body, upload=s.max_upload)
     if "*" not in s.allowed_hosts:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(s.allowed_hosts))
 
@@ -190,119 +175,98 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
 
     guarded = [Depends(auth)]
 
-    @app.get("/health")
+    @app.get("/health", summary="Liveness, the model and the question slots")
     async def health() -> dict[str, Any]:
+        """Always open (no token): ``{"status": "ok", "model", "slots"}``."""
         return {"status": "ok", "model": service.llm.name, "slots": service.slots}
 
-    @app.post("/v1/ask", dependencies=guarded)
+    @app.post("/v1/ask", dependencies=guarded, summary="Answer a question")
     async def ask(body: AskBody) -> dict[str, Any]:
+        """The whole Answer: the answer, the facts and passages it rests on (with their files
+        and pages), the round-by-round trace, tokens and time. 429 when every slot and the
+        waiting line are taken; 504 past the time limit (the work then stops at its next step)."""
         q = check_question(body)
         check_config(body.config)
         admit()
-        answer = await run(lambda: service.run_admitted(q, body.config), service.executor)
+        running = Running(asyncio.Queue())  # only for its stop switch: events are not sent
+        stop_sink = running.sink(asyncio.get_running_loop())
+        try:
+            answer = await run(lambda: service.run_admitted(q, body.config, on_event=stop_sink), service.executor)
+        except HTTPException:
+            running.stopped.set()
+            raise
         return answer.to_dict()  # type: ignore[no-any-return]
 
-    @app.post("/v1/ask/stream", dependencies=guarded)
+    @app.post("/v1/ask/stream", dependencies=guarded, summary="Answer a question, streaming each step")
     async def ask_stream(body: AskBody) -> StreamingResponse:
+        """Server-sent events: ``decomposition``, then per round ``round``, ``evidence`` and
+        ``bindings``, then ``answer`` and ``done`` with the whole Answer (or ``error``). Closing
+        the connection stops the question at its next step and frees its slot."""
         q = check_question(body)
         check_config(body.config)
-        queue, task = start(q, body.config)
-        return StreamingResponse(_events(queue, task), media_type="text/event-stream",
+        return StreamingResponse(_events(start(q, body.config)), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
-    def start(q: str, config: dict[str, Any] | None,
-              via: str = "rest") -> tuple[asyncio.Queue[QueryEvent | None], asyncio.Future[Any]]:
+    def start(q: str, config: dict[str, Any] | None, via: str = "rest") -> Running:
         """Admit a question (429 before any stream starts) and start answering it now, not when
-        the client starts reading, so the admitted slot is always released. The queue carries
-        its events, then None."""
+        the client starts reading, so the admitted slot is always released. Its queue carries
+        its events, then None; a client that leaves stops the work at the next step."""
         admit()
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[QueryEvent | None] = asyncio.Queue()
-
-        def on_event(e: QueryEvent) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, e)
-
-        task = asyncio.ensure_future(run(lambda: service.run_admitted(q, config, on_event=on_event, via=via),
-                                         service.executor))
-        task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
-        return queue, task
+        running = Running(asyncio.Queue())
+        on_event = running.sink(loop)
+        running.task = asyncio.ensure_future(
+            run(lambda: service.run_admitted(q, config, on_event=on_event, via=via), service.executor))
+        running.task.add_done_callback(lambda _: loop.call_soon_threadsafe(running.queue.put_nowait, None))
+        running.task.add_done_callback(_retrieved)  # a stopped question's error has no one to read it
+        return running
 
     add_chat_routes(app, service.llm.name, guarded, check_text, start)
+    add_library_routes(app, service, guarded, run)
 
-    @app.get("/v1/history", dependencies=guarded, summary="The log of answers, newest first")
-    async def history(limit: int = 20, before: int | None = None, q: str = "") -> dict[str, Any]:
-        """Past answers over this index (from every door: CLI, API, REST, MCP, chat), newest
-        first; ``before`` pages back from an entry id, ``q`` keeps questions containing it."""
-        log = service.log
-        if log is None:
-            return {"entries": [], "logging": False}
-        if not 1 <= limit <= 200:
-            raise HTTPException(422, "limit must be 1..200")
-        entries = await run(lambda: log.entries(limit, before, q))
-        return {"entries": [e.to_dict() for e in entries], "logging": True}
-
-    @app.get("/v1/history/{entry_id}", dependencies=guarded, summary="One past answer, trace included")
-    async def history_entry(entry_id: int) -> dict[str, Any]:
-        """The whole answer an entry recorded (its permalink: ``/?answer=ID`` in the viewer)."""
-        log = service.log
-        found = await run(lambda: log.answer(entry_id)) if log is not None else None
-        if found is None:
-            raise HTTPException(404, f"no answer {entry_id} in the log")
-        return found.to_dict()  # type: ignore[no-any-return]
-
-    @app.get("/v1/search", dependencies=guarded)
+    @app.get("/v1/search", dependencies=guarded, summary="Search the facts (no LLM)")
     async def search(q: str, k: int = 10) -> dict[str, Any]:
+        """The ``k`` facts nearest ``q`` (dense and BM25 fused), each with its source passages."""
         if not q.strip() or len(q) > s.max_question or not 1 <= k <= 100:
             raise HTTPException(422, f"q must be 1..{s.max_question} characters and k 1..100")
         return {"query": q, "facts": await run(lambda: service.search(q, k))}
 
-    @app.get("/v1/index", dependencies=guarded)
+    @app.get("/v1/index", dependencies=guarded, summary="The index: counts, configs, samples")
     async def index_info() -> dict[str, Any]:
+        """Counts, the manifest (embedder, configs), sample triples, failed chunks and the model."""
         return await run(service.index_info)  # type: ignore[no-any-return]
 
-    @app.get("/v1/passages", dependencies=guarded)
+    @app.get("/v1/passages", dependencies=guarded, summary="Read passages by id")
     async def passages(ids: str) -> dict[str, Any]:
+        """Up to 50 comma-separated passage ids (as answers cite them): title, text and citation."""
         wanted = [i for i in ids.split(",") if i][:50]
         return {"passages": await run(lambda: service.passages(wanted))}
-
-    @app.post("/v1/documents", status_code=202, dependencies=guarded)
-    async def add_documents(body: DocumentsBody) -> dict[str, Any]:
-        docs = [Document(d.title.strip(), d.text) for d in body.documents]
-        return _submitted(lambda: service.submit("add", docs))
-
-    @app.delete("/v1/documents", status_code=202, dependencies=guarded)
-    async def delete_documents(body: DeleteBody) -> dict[str, Any]:
-        return _submitted(lambda: service.submit("delete", body.titles))
-
-    @app.get("/v1/jobs/{job_id}", dependencies=guarded)
-    async def job(job_id: str) -> dict[str, Any]:
-        found = service.job(job_id)
-        if found is None:
-            raise HTTPException(404, f"no job {job_id}")
-        return found.to_dict()
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def viewer() -> str:
         return resources.files("t2rag.service").joinpath("static/index.html").read_text("utf-8")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    @app.get("/favicon.svg", include_in_schema=False)
+    async def favicon() -> Response:
+        icon = resources.files("t2rag.service").joinpath("static/favicon.svg").read_bytes()
+        return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
     return app
 
 
-def _submitted(submit: Any) -> dict[str, Any]:
-    """A queued job as JSON, or 429 when the job queue is full."""
-    try:
-        return submit().to_dict()  # type: ignore[no-any-return]
-    except Busy as e:
-        raise HTTPException(429, str(e)) from None
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
-async def _events(queue: asyncio.Queue[QueryEvent | None], task: asyncio.Future[Any]) -> AsyncIterator[str]:
+async def _events(running: Running) -> AsyncIterator[str]:
     """Server-sent events: each query event as it happens, then ``done`` with the whole Answer
-    (or ``error`` with one line)."""
-    while (event := await queue.get()) is not None:
+    (or ``error`` with one line). A client that disconnects stops the question."""
+    async for event in running.events():
         yield f"event: {event.kind}\ndata: {json.dumps(event.to_dict(), ensure_ascii=False)}\n\n"
     try:
-        answer = task.result()
+        answer = running.task.result()
         yield f"event: done\ndata: {json.dumps(answer.to_dict(), ensure_ascii=False)}\n\n"
     except HTTPException as e:
         yield f"event: error\ndata: {json.dumps({'status': e.status_code, 'error': str(e.detail)})}\n\n"

@@ -9,7 +9,6 @@ that clients ignore unless they look for it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -22,12 +21,12 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from t2rag.answer import Answer
-from t2rag.query.events import QueryEvent
+from t2rag.service.running import Running
 
 MODEL = "t2rag"
 OLLAMA_VERSION = "0.6.0"  # the Ollama API shape these routes follow
 
-Start = Callable[[str, dict[str, Any] | None, str], tuple["asyncio.Queue[QueryEvent | None]", "asyncio.Future[Any]"]]
+Start = Callable[[str, dict[str, Any] | None, str], Running]
 
 
 class ChatMessage(BaseModel):
@@ -68,47 +67,50 @@ def add_chat_routes(app: FastAPI, llm_name: str, guarded: list[Any], check: Call
                     start: Start) -> None:
     """Register the OpenAI- and Ollama-compatible routes on ``app`` (same auth and admission)."""
 
-    @app.get("/v1/models", dependencies=guarded)
+    @app.get("/v1/models", dependencies=guarded, summary="OpenAI-compatible: the model list")
     async def models() -> dict[str, Any]:
+        """One model, ``t2rag``: this index answered by T2RAG (for OpenAI-compatible chat clients)."""
         return {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0,
                                             "owned_by": f"t2rag ({llm_name})"}]}
 
-    @app.post("/v1/chat/completions", dependencies=guarded, response_model=None)
+    @app.post("/v1/chat/completions", dependencies=guarded, response_model=None,
+              summary="OpenAI-compatible chat: the last user message is the question")
     async def chat_completions(body: ChatBody) -> Any:
-        queue, task = start(check(question_of(body.messages)), None, "chat")
+        """The reply is the answer with its sources; the whole Answer is in ``t2rag``. With
+        ``stream: true``, OpenAI's chunk stream, each search step in ``t2rag_event``."""
+        running = start(check(question_of(body.messages)), None, "chat")
         ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         if body.stream:
-            return StreamingResponse(_openai_stream(queue, task, ident, created, body.model),
+            return StreamingResponse(_openai_stream(running, ident, created, body.model),
                                      media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
-        answer = await _finished(queue, task)
+        answer = await running.finished()
         return {"id": ident, "object": "chat.completion", "created": created, "model": body.model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": reply_text(answer)},
                              "finish_reason": "stop"}],
                 "usage": _usage(answer), "t2rag": answer.to_dict()}
 
-    @app.get("/api/version")
+    @app.get("/api/version", summary="Ollama-compatible: the version")
     async def ollama_version() -> dict[str, str]:
+        """What Ollama clients ask first."""
         return {"version": OLLAMA_VERSION}
 
-    @app.get("/api/tags", dependencies=guarded)
+    @app.get("/api/tags", dependencies=guarded, summary="Ollama-compatible: the model list")
     async def ollama_tags() -> dict[str, Any]:
+        """One model, ``t2rag:latest``."""
         return {"models": [{"name": f"{MODEL}:latest", "model": f"{MODEL}:latest", "modified_at": _now(),
                             "size": 0, "digest": "", "details": {"format": "t2rag", "family": "t2rag",
                                                                  "parameter_size": llm_name}}]}
 
-    @app.post("/api/chat", dependencies=guarded, response_model=None)
+    @app.post("/api/chat", dependencies=guarded, response_model=None,
+              summary="Ollama-compatible chat: the last user message is the question")
     async def ollama_chat(body: ChatBody) -> Any:
-        queue, task = start(check(question_of(body.messages)), None, "chat")
+        """NDJSON stream unless ``stream: false``; each search step in ``t2rag_event``."""
+        running = start(check(question_of(body.messages)), None, "chat")
         if body.stream is not False:  # Ollama streams unless told not to
-            return StreamingResponse(_ollama_stream(queue, task, body.model), media_type="application/x-ndjson")
-        answer = await _finished(queue, task)
+            return StreamingResponse(_ollama_stream(running, body.model), media_type="application/x-ndjson")
+        answer = await running.finished()
         return _ollama_done(body.model, answer, reply_text(answer))
 
-
-async def _finished(queue: asyncio.Queue[QueryEvent | None], task: asyncio.Future[Any]) -> Answer:
-    while await queue.get() is not None:
-        pass
-    return task.result()  # type: ignore[no-any-return]
 
 
 def _chunk(ident: str, created: int, model: str, delta: dict[str, Any], finish: str | None = None,
@@ -118,16 +120,15 @@ def _chunk(ident: str, created: int, model: str, delta: dict[str, Any], finish: 
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
 
-async def _openai_stream(queue: asyncio.Queue[QueryEvent | None], task: asyncio.Future[Any], ident: str,
-                         created: int, model: str) -> AsyncIterator[str]:
+async def _openai_stream(running: Running, ident: str, created: int, model: str) -> AsyncIterator[str]:
     """OpenAI's chunk stream: the role, one chunk per search step (empty delta, the step in
     ``t2rag_event``), the answer text, the stop, ``[DONE]``. An error ends the stream with an
     ``error`` object, as OpenAI-compatible servers do."""
     yield _chunk(ident, created, model, {"role": "assistant", "content": ""})
-    while (event := await queue.get()) is not None:
+    async for event in running.events():
         yield _chunk(ident, created, model, {}, t2rag_event=event.to_dict())
     try:
-        answer: Answer = task.result()
+        answer: Answer = running.task.result()
     except HTTPException as e:
         yield f"data: {json.dumps({'error': {'message': str(e.detail), 'code': e.status_code}})}\n\n"
         return
@@ -150,16 +151,15 @@ def _ollama_done(model: str, answer: Answer, content: str) -> dict[str, Any]:
             "prompt_eval_count": u["prompt_tokens"], "eval_count": u["completion_tokens"], "t2rag": answer.to_dict()}
 
 
-async def _ollama_stream(queue: asyncio.Queue[QueryEvent | None], task: asyncio.Future[Any],
-                         model: str) -> AsyncIterator[str]:
+async def _ollama_stream(running: Running, model: str) -> AsyncIterator[str]:
     """Ollama's NDJSON stream: a line per search step (empty content, the step in
     ``t2rag_event``), then the answer with ``done: true``."""
-    while (event := await queue.get()) is not None:
+    async for event in running.events():
         line = {"model": model, "created_at": _now(), "message": {"role": "assistant", "content": ""},
                 "done": False, "t2rag_event": event.to_dict()}
         yield json.dumps(line, ensure_ascii=False) + "\n"
     try:
-        answer: Answer = task.result()
+        answer: Answer = running.task.result()
     except HTTPException as e:
         yield json.dumps({"error": str(e.detail)}) + "\n"
         return

@@ -38,6 +38,20 @@ def allowed_hosts(host: str, extra: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names + extra))
 
 
+def check_port_free(host: str, port: int) -> None:
+    """One clear line when ``host:port`` cannot be bound (another server holds it)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as e:
+            why = e.strerror or str(e)
+            raise T2RAGError(f"cannot serve on {host}:{port}: {why} (another server? choose --port)") from None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -53,7 +67,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise T2RAGError(f"binding {args.host} (not loopback) needs a bearer token: set {TOKEN_ENV}")
     if args.port < 0 or args.port > 65535 or args.max_waiting < 0 or args.timeout <= 0 or args.read_timeout <= 0:
         raise T2RAGError("--port must be 0..65535, --max-waiting >= 0 and --timeout and --read-timeout > 0")
-    settings = Settings(token=token, max_body=args.max_body, max_question=args.max_question,
+    check_port_free(args.host, args.port)  # before a model loads, and never as a raw uvicorn error
+    settings = Settings(token=token, max_body=args.max_body, max_upload=args.max_upload,
+                        max_question=args.max_question,
                         timeout_s=args.timeout, cors_origins=tuple(args.cors or ()),
                         allowed_hosts=allowed_hosts(args.host, args.allow_host or []))
     with Service.opened(args, max_waiting=args.max_waiting) as service:
@@ -96,6 +112,8 @@ def register(sub: Any) -> None:
     p.add_argument("--read-timeout", type=float, default=READ_TIMEOUT_S, metavar="S",
                    help=f"seconds a client has to send a whole request before it is cut off ({READ_TIMEOUT_S:g})")
     p.add_argument("--max-body", type=int, default=1_000_000, metavar="BYTES", help="request body limit (1 MB)")
+    p.add_argument("--max-upload", type=int, default=50_000_000, metavar="BYTES",
+                   help="uploaded document file limit (50 MB)")
     p.add_argument("--max-question", type=int, default=2_000, metavar="CHARS", help="question length limit (2000)")
     p.add_argument("--cors", action="append", metavar="ORIGIN", help="allow this browser origin (repeatable; off)")
     p.add_argument("--allow-host", action="append", metavar="NAME",

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ class Service:
         self.executor = ThreadPoolExecutor(self.slots + self.max_waiting, thread_name_prefix="t2rag-ask")
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="t2rag-writer")
         self.max_jobs = max(1, max_jobs)
+        self._running: Job | None = None  # the job the writer thread is running
         self.jobs = JobLog(self.directory)
         for job, payload in self.jobs.unfinished():  # a stopped server's jobs run again, in order
             self._writer.submit(self._run, job, _payload(job.kind, payload))
@@ -115,27 +117,38 @@ class Service:
                  "source": places[c.id].source if c.id in places else "",
                  "page": places[c.id].page if c.id in places else None} for c in found]
 
+    def documents(self) -> list[dict[str, Any]]:
+        """Every document with its chunks, source, pages and extraction status."""
+        return [asdict(d) | {"status": d.status()} for d in self._engine.index.store.document_summaries()]
+
     # --- document jobs -----------------------------------------------------------------
     def submit(self, kind: str, payload: list[Any]) -> Job:
         """Record a job in the index's job log and queue it; Busy when ``max_jobs`` are waiting."""
         if self.jobs.waiting() >= self.max_jobs:
             raise Busy(f"{self.max_jobs} document jobs are waiting; retry when one has finished")
-        stored = [[d.title, d.text] for d in payload] if kind == "add" else payload
+        stored = [[d.title, d.text, d.source, list(d.pages)] for d in payload] if kind == "add" else payload
         job = self.jobs.add(kind, stored)
         self._writer.submit(self._run, job, payload)
         return job
 
     def job(self, job_id: str) -> Job | None:
-        return self.jobs.get(job_id)
+        """A job as stored; the running one as it is now (with its progress)."""
+        running = self._running
+        return running if running is not None and running.id == job_id else self.jobs.get(job_id)
 
     def _run(self, job: Job, payload: list[Any]) -> None:
         job.status = "running"
         self.jobs.update(job)
+        self._running = job
         try:
             with self._writer_index() as ix:
                 if job.kind == "add":
                     docs: list[Document] = payload
-                    job.result = ix.add(docs, llm=self.llm)
+
+                    def progress(state: Any) -> None:
+                        job.progress = {"chunks_done": state.chunks_done, "chunks_total": state.chunks_total}
+
+                    job.result = ix.add(docs, llm=self.llm, progress=progress)
                 else:
                     job.result = ix.delete(list(payload))
             job.status = "done"
@@ -143,7 +156,9 @@ class Service:
             job.status, job.error = "failed", str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         finally:
             job.finished = time.time()
+            job.progress = None
             self.jobs.update(job)
+            self._running = None
 
     def _writer_index(self, wait_s: float = 600.0) -> TripleIndex:
         """The index opened for writing; while another process (``t2rag index`` or ``delete``)
@@ -181,4 +196,8 @@ class Service:
 
 def _payload(kind: str, stored: list[Any]) -> list[Any]:
     """A job's payload as the writer takes it, from its stored JSON form."""
-    return [Document(str(t), str(x)) for t, x in stored] if kind == "add" else [str(t) for t in stored]
+    if kind != "add":
+        return [str(t) for t in stored]
+    # [title, text] before sources were kept; [title, text, source, pages] since
+    return [Document(str(d[0]), str(d[1]), str(d[2]) if len(d) > 2 else "", tuple(d[3]) if len(d) > 3 else ())
+            for d in stored]

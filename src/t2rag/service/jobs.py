@@ -31,6 +31,7 @@ class Job:
     finished: float | None = None
     result: dict[str, Any] | None = None
     error: str | None = None
+    progress: dict[str, int] | None = None  # while running: chunks done and total (not stored)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
