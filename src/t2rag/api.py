@@ -113,6 +113,24 @@ class T2RAG:
         with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(one, range(len(questions))))
 
+    def search_facts(self, query: str, k: int = 10) -> list[dict[str, Any]]:
+        """The ``k`` facts (propositions) nearest ``query``, dense and BM25 rankings fused, best
+        first, each with its source passages (id, title, citation). No LLM call. A fact whose
+        passages another writer deleted between the two reads is left out."""
+        ev = self.retriever.retrieve([check_question(query)], k_chunks=k, top_m=max(50, k), hybrid=True,
+                                     max_facts=k)
+        ids = {c for p in ev.propositions for c in p.chunk_ids}
+        titles = {c.id: c.title for c in self.retriever.chunks(ids).values()}
+        places = self.retriever.locations(ids)
+        facts = []
+        for p in ev.propositions:
+            sources = [{"id": c, "title": titles[c], "cited_as": places[c].label() if c in places else titles[c]}
+                       for c in p.chunk_ids if c in titles]
+            if sources:
+                facts.append({"text": p.text, "score": round(p.score, 6), "triple": p.triple.as_list(),
+                              "sources": sources})
+        return facts
+
     def passages(self, ids: list[str]) -> list[Chunk]:
         """The passages with these chunk ids (as an Answer cites them), in the order asked;
         unknown ids are left out."""

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from t2rag.api import check_question as api_check_question
 from t2rag.api import query_config
 from t2rag.errors import T2RAGError
 from t2rag.service.chat import add_chat_routes
@@ -143,9 +144,11 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         return check_text(body.question)
 
     def check_text(question: str) -> str:
-        q = question.strip()
-        if not q:
-            raise HTTPException(422, "the question is empty")
+        """The library's one question check (``api.check_question``), then this server's limit."""
+        try:
+            q = api_check_question(question)
+        except T2RAGError as e:
+            raise HTTPException(422, str(e)) from None
         if len(q) > s.max_question:
             raise HTTPException(422, f"the question is over {s.max_question} characters")
         return q

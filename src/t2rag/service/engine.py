@@ -87,19 +87,8 @@ class Service:
         return self._engine.log
 
     def search(self, query: str, k: int = 10) -> list[dict[str, Any]]:
-        """The top propositions for ``query`` (hybrid ranking) with their source passages' titles.
-        A fact whose passages another writer deleted between the two reads is left out: every
-        fact shown has a source."""
-        ev = self._engine.retriever.retrieve([query], k_chunks=k, top_m=max(50, k), hybrid=True, max_facts=k)
-        titles = {c.id: c.title for c in self._engine.retriever.chunks({c for p in ev.propositions
-                                                                        for c in p.chunk_ids}).values()}
-        facts = []
-        for p in ev.propositions:
-            sources = [{"id": c, "title": titles[c]} for c in p.chunk_ids if c in titles]
-            if sources:
-                facts.append({"text": p.text, "score": round(p.score, 6), "triple": p.triple.as_list(),
-                              "sources": sources})
-        return facts
+        """The top facts for ``query`` with their sources (``T2RAG.search_facts``)."""
+        return self._engine.search_facts(query, k)
 
     def index_info(self, samples: int = 5) -> dict[str, Any]:
         info = self._engine.index.inspect(samples)

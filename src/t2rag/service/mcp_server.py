@@ -141,8 +141,8 @@ def build_server(service: Service, *, allow_writes: bool = False) -> Any:
         query = checked(query)
         facts = service.search(query, k)
         return SearchResult(query=query, facts=[
-            FoundFact(text=f["text"], triple=f["triple"], score=f["score"],
-                      sources=_sources(service, [x["id"] for x in f["sources"]])) for f in facts])
+            FoundFact(text=f["text"], triple=f["triple"], score=f["score"], sources=[Source(**x) for x in f["sources"]])
+            for f in facts])
 
     @server.tool(description="Read a passage by its id (as ask and search_facts cite it): its full text and "
                              "citation. Fast (no LLM).", annotations=reads)
