@@ -100,6 +100,9 @@ def test_the_index_command_says_what_it_skipped(tmp_path: Path, capsys: Any) -> 
     assert main(["index", str(d), "--index", str(tmp_path / "ix"), "--llm", "none", "--embedder", "hashing"]) == 0
     captured = capsys.readouterr()
     assert "indexed 1 documents" in captured.out and "b: no text" in captured.err
+    strict = main(["index", str(d), "--index", str(tmp_path / "ix2"), "--llm", "none", "--embedder", "hashing",
+                   "--strict"])
+    assert strict == 1 and "--strict" in capsys.readouterr().err and not (tmp_path / "ix2").exists()
 
 
 def test_documents_are_listed_and_a_missing_title_is_an_error(tmp_path: Path, capsys: Any) -> None:

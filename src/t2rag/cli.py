@@ -27,6 +27,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     docs = load_corpus(args.corpus, notes)
     for note in notes:
         print(f"t2rag: {printable(note)}", file=sys.stderr)
+    skipped = [n for n in notes if n.endswith("skipped")]
+    if args.strict and skipped:
+        raise InputError(f"{len(skipped)} file(s) could not be read and --strict is set: nothing was indexed")
     if not docs:
         raise InputError(f"{args.corpus} holds no documents: nothing to index")
     imported = load_openie(args.openie_from) if args.openie_from else None
@@ -216,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-changed", action="store_true",
                    help="a document whose title the index already holds with other text joins the old one "
                         "instead of replacing it (default: replace, so an edited file's old facts go)")
+    p.add_argument("--strict", action="store_true",
+                   help="stop, indexing nothing, if any file cannot be read (default: name it on stderr and go on)")
     p.add_argument("--remove-missing", action="store_true",
                    help="also delete the documents indexed earlier from this folder whose files are gone")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
