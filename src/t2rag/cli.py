@@ -10,15 +10,15 @@ from dataclasses import asdict
 from typing import Any
 
 from t2rag import __version__, cli_common
-from t2rag.cli_common import EXIT_OK, EXIT_USAGE, EXIT_USER, llm_args, printable
-from t2rag.config import INDEX_HELP
+from t2rag.cli_common import EXIT_OK, EXIT_USAGE, EXIT_USER, INDEX_HELP, llm_args, printable
+from t2rag.config import ChunkConfig
 from t2rag.errors import InputError, T2RAGError, UsageError
 from t2rag.redact import redact
 
 
 # --- index / inspect / delete -------------------------------------------------------
 def cmd_index(args: argparse.Namespace) -> int:
-    from t2rag.config import ChunkConfig, IndexConfig, OpenIEConfig, StoreConfig
+    from t2rag.config import IndexConfig, OpenIEConfig, StoreConfig
     from t2rag.index import TripleIndex, load_corpus, load_openie
     from t2rag.llm.registry import check_spec
     from t2rag.progress import BuildBar
@@ -207,8 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "not extracted and picked up by a later run with an LLM)")
     p.add_argument("--openie-mode", choices=["two_pass", "single"], default="two_pass",
                    help="entities then triples (default), or one pass")
-    p.add_argument("--chunk-size", type=int, default=200, help="chunk size in word/punctuation tokens (200)")
-    p.add_argument("--chunk-overlap", type=int, default=30, help="tokens shared by adjacent chunks (30)")
+    chunk = ChunkConfig()
+    p.add_argument("--chunk-size", type=int, default=chunk.size,
+                   help=f"chunk size in word/punctuation tokens ({chunk.size})")
+    p.add_argument("--chunk-overlap", type=int, default=chunk.overlap,
+                   help=f"tokens shared by adjacent chunks ({chunk.overlap})")
     p.add_argument("--index-type", choices=["flat", "hnsw", "ivf"], default="flat",
                    help="exact inner product (default) or approximate for large indexes")
     p.add_argument("--retry-failed", action="store_true", help="extract previously failed chunks again")

@@ -12,6 +12,7 @@ from t2rag.errors import UsageError
 from t2rag.llm.base import LLM
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
+INDEX_HELP = "index directory, or a postgresql://USER@HOST/DB URL (password from PGPASSWORD or ~/.pgpass)"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 

@@ -56,8 +56,6 @@ def check_range(name: str, value: int, low: int, high: int) -> None:
         raise ConfigError(f"{name} must be {low}..{high}, not {value}")
 
 
-INDEX_HELP = "index directory, or a postgresql://USER@HOST/DB URL (password from PGPASSWORD or ~/.pgpass)"
-
 @dataclass(frozen=True)
 class ChunkConfig:
     """Token-based chunking. Tokens are words and punctuation marks (a model-free proxy;

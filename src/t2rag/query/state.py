@@ -9,7 +9,7 @@ from typing import Literal
 
 from t2rag.types import verbalize
 
-Kind = Literal["resolved", "searchable", "fuzzy"]
+TripleKind = Literal["resolved", "searchable", "fuzzy"]
 
 _PLACEHOLDER = re.compile(r"\?[\w-]*")
 
@@ -44,7 +44,7 @@ class QueryTriple:
         return tuple(dict.fromkeys(canonical(t) for t in self.terms() if is_placeholder(t)))
 
     @property
-    def kind(self) -> Kind:
+    def kind(self) -> TripleKind:
         n = len(self.placeholders)
         return "resolved" if n == 0 else "searchable" if n == 1 else "fuzzy"
 

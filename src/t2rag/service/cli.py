@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from t2rag import cli_common
-from t2rag.config import INDEX_HELP
+from t2rag.cli_common import INDEX_HELP
 from t2rag.errors import T2RAGError, UsageError
 from t2rag.redact import redact
 

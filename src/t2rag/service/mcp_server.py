@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from t2rag import cli_common
 from t2rag.api import check_question
-from t2rag.config import INDEX_HELP
+from t2rag.cli_common import INDEX_HELP
 from t2rag.errors import T2RAGError
 from t2rag.index.corpus import Document
 from t2rag.query.events import QueryEvent, describe
