@@ -20,9 +20,9 @@ from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import T2RAGError
 from t2rag.index import Document, TripleIndex
 from t2rag.index.openie import extract
+from t2rag.jsontext import loads
 from t2rag.llm.openai_compat import OpenAICompatLLM
 from t2rag.llm.scripted import ScriptedLLM
-from t2rag.llm.structured import loads
 from t2rag.types import Chunk
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)

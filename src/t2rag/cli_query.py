@@ -15,7 +15,7 @@ from t2rag.answer import Answer
 from t2rag.api import check_question
 from t2rag.cli_common import INDEX_HELP
 from t2rag.errors import InputError, UsageError
-from t2rag.llm.structured import jsonl_lines, loads
+from t2rag.jsontext import jsonl_lines, loads
 from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append
 
 

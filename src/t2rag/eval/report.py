@@ -10,7 +10,7 @@ from t2rag.errors import InputError
 from t2rag.eval import T2RAG_CONFIGS
 from t2rag.eval.metrics import RECALL_KS, summarize
 from t2rag.eval.stats import bootstrap_ci, sign_test_p
-from t2rag.llm.structured import jsonl_lines
+from t2rag.jsontext import jsonl_lines
 from t2rag.outfile import write_text
 
 TABLE_COLUMNS = ("method", "n", "EM", "F1", "R@5", "LLM calls/q", "prompt tok/q", "completion tok/q", "s/q",

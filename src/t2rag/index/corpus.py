@@ -9,7 +9,7 @@ from pathlib import Path
 
 from t2rag.errors import InputError
 from t2rag.index.documents import FORMAT_NAMES, FORMATS, read_file
-from t2rag.llm.structured import jsonl_lines, loads
+from t2rag.jsontext import jsonl_lines, loads
 
 
 @dataclass(frozen=True)

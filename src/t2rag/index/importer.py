@@ -10,7 +10,8 @@ from pathlib import Path
 
 from t2rag.errors import InputError
 from t2rag.index.corpus import has_surrogates
-from t2rag.llm.structured import loads, scalar_text
+from t2rag.jsontext import loads
+from t2rag.llm.structured import scalar_text
 from t2rag.outfile import write_text
 from t2rag.types import Chunk, Triple, md5_hex
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from t2rag.errors import BackendError, ConfigError, RequestRejected
+from t2rag.jsontext import loads
 from t2rag.llm.base import DEFAULT_MAX_TOKENS
 from t2rag.llm.models import BUNDLED_MODELS, resolve_model_path
-from t2rag.llm.structured import clean_text, loads
+from t2rag.llm.structured import clean_text
 from t2rag.types import Completion, Message
 
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from t2rag.errors import BackendError
+from t2rag.jsontext import loads
 from t2rag.llm.base import DEFAULT_MAX_TOKENS
-from t2rag.llm.structured import loads
 from t2rag.types import Completion, Message
 
 Reply = str | dict[str, Any] | list[Any] | Callable[[list[Message]], str]
