@@ -78,7 +78,8 @@ def test_the_factory_checks_options_and_wraps_the_cache_once(tmp_path: Path) -> 
     assert remote.context_tokens == 8192 and remote.max_concurrency == 3
 
 
-@pytest.mark.parametrize("argv", [["--parallel", "0"], ["--context", "12"], ["--base-url", "http://x/v1"]])
+# (--base-url without --llm is not an error on its own: the index's own LLM may be a server's)
+@pytest.mark.parametrize("argv", [["--parallel", "0"], ["--context", "12"], ["--llm", "local", "--base-url", "http://x/v1"]])
 def test_bad_llm_options_are_usage_errors(argv: list[str], tmp_path: Path, capsys: Any) -> None:
     assert main(["ask", str(tmp_path / "missing"), "Who?", *argv]) == 2
     assert capsys.readouterr().err.count("\n") == 1
