@@ -161,6 +161,12 @@ def test_full_queue_answers_429_and_slow_questions_504(index: Path) -> None:
         for t in threads:
             t.join()
         assert sorted(results) == [429, 429, 504]
+        # the timed-out question stops at its next step (the answer call's 1 s delay, not more
+        # rounds) and frees its slot; no answer of it is logged
+        deadline = time.time() + 5
+        while service._admitted and time.time() < deadline:
+            time.sleep(0.05)
+        assert service._admitted == 0 and service.log is not None and service.log.entries() == []
 
 
 def test_added_document_is_answered_from_and_deleted(index: Path) -> None:

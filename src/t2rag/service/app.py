@@ -12,6 +12,7 @@ import asyncio
 import hmac
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -33,7 +34,7 @@ from t2rag.errors import T2RAGError
 from t2rag.service.chat import add_chat_routes
 from t2rag.service.engine import Busy, Service
 from t2rag.service.library import UPLOAD_PATH, add_library_routes
-from t2rag.service.running import Running
+from t2rag.service.running import Running, stop_switch
 
 log = logging.getLogger("t2rag.service")
 
@@ -191,12 +192,12 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         q = check_question(body)
         check_config(body.config)
         admit()
-        running = Running(asyncio.Queue())  # only for its stop switch: events are not sent
-        stop_sink = running.sink(asyncio.get_running_loop())
+        stopped = threading.Event()
         try:
-            answer = await run(lambda: service.run_admitted(q, body.config, on_event=stop_sink), service.executor)
-        except HTTPException:
-            running.stopped.set()
+            answer = await run(lambda: service.run_admitted(q, body.config, on_event=stop_switch(stopped)),
+                               service.executor)
+        except HTTPException:  # a timeout: the work stops at its next step
+            stopped.set()
             raise
         return answer.to_dict()  # type: ignore[no-any-return]
 

@@ -67,8 +67,9 @@ class Service:
         self, question: str, config: dict[str, Any] | None = None, on_event: EventSink | None = None,
         via: str = "rest",
     ) -> Answer:
-        """Answer a question already ``admit``-ted: wait for a slot, answer, let the next one in
-        (also when the client has stopped waiting: the slot is held until the work ends)."""
+        """Answer a question already ``admit``-ted: wait for a slot, answer, let the next one in.
+        The slot is held until the work ends; a client that stops waiting ends it at the next
+        step through ``on_event`` (``service/running.py``)."""
         try:
             with self._sem:
                 return self._engine.ask(question, config, on_event=on_event, via=via)

@@ -18,6 +18,15 @@ class Cancelled(T2RAGError):
     """The client stopped waiting: the question is abandoned between two steps."""
 
 
+def stop_switch(stopped: threading.Event) -> Any:
+    """An event sink that passes nothing on and, once ``stopped`` is set, raises ``Cancelled``
+    in the engine's thread at its next step."""
+    def on_event(_: QueryEvent) -> None:
+        if stopped.is_set():
+            raise Cancelled("the client stopped waiting")
+    return on_event
+
+
 @dataclass
 class Running:
     queue: asyncio.Queue[QueryEvent | None]
