@@ -16,6 +16,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from t2rag import cli_common
+from t2rag.answer import ChunkRef
 from t2rag.api import check_question
 from t2rag.cli_common import INDEX_HELP
 from t2rag.errors import T2RAGError
@@ -75,8 +76,9 @@ class JobInfo(BaseModel):
     result: dict[str, Any] | None = Field(None, description="What the job did, once done.")
 
 
-def _sources(service: Service, ids: list[str]) -> list[Source]:
-    return [Source(id=p["id"], title=p["title"], cited_as=p["cited_as"]) for p in service.passages(ids)]
+def _sources(refs: list[ChunkRef]) -> list[Source]:
+    """The passages an Answer cites, as sources: the engine already located them."""
+    return [Source(id=c.id, title=c.title, cited_as=c.label()) for c in refs]
 
 
 def build_server(service: Service, *, allow_writes: bool = False) -> Any:
@@ -126,9 +128,8 @@ def build_server(service: Service, *, allow_writes: bool = False) -> Any:
         total = a.usage.get("total", {})
         return AskResult(
             answer=a.answer, termination=a.termination,
-            supporting_facts=[Fact(triple=f.triple, sources=_sources(service, [c.id for c in f.chunks]))
-                              for f in a.resolved],
-            sources=_sources(service, [c.id for c in a.answer_chunks]),
+            supporting_facts=[Fact(triple=f.triple, sources=_sources(f.chunks)) for f in a.resolved],
+            sources=_sources(a.answer_chunks),
             tokens=int(total.get("prompt_tokens", 0)) + int(total.get("completion_tokens", 0)),
             seconds=a.timing.total_s)
 

@@ -36,9 +36,10 @@ class Running:
     def sink(self, loop: asyncio.AbstractEventLoop) -> Any:
         """The engine's event sink: passes each event to the queue, or -- once stopped --
         raises ``Cancelled`` in the engine's thread, which frees the slot before the next LLM call."""
+        check = stop_switch(self.stopped)
+
         def on_event(event: QueryEvent) -> None:
-            if self.stopped.is_set():
-                raise Cancelled("the client stopped waiting")
+            check(event)
             loop.call_soon_threadsafe(self.queue.put_nowait, event)
         return on_event
 
