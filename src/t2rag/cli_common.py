@@ -46,7 +46,11 @@ def check_llm_args(args: argparse.Namespace) -> None:
 
 
 def _remote(spec: object) -> bool:
-    return str(spec).startswith(("openai:", "ollama:"))
+    """Whether ``spec`` names an OpenAI-compatible server (the backends a base URL applies to)."""
+    from t2rag.llm.registry import REMOTE
+
+    kind, colon, _ = str(spec).partition(":")
+    return bool(colon) and kind in REMOTE
 
 
 def settle_llm(args: argparse.Namespace, manifest: Any = None) -> Choice:
