@@ -47,7 +47,6 @@ def test_the_engine_asks_once_more_and_records_why(tmp_path):
 
     from conftest import ANSWER_PROMPT
     from t2rag.api import T2RAG
-    from t2rag.config import QueryConfig
     from t2rag.embed.hashing import HashingEmbedder
     from t2rag.index.builder import TripleIndex
     from t2rag.index.corpus import Document
@@ -80,6 +79,6 @@ def test_the_engine_asks_once_more_and_records_why(tmp_path):
         plain = rag.ask(q)
     assert plain.answer == "Lena Ortiz" and plain.answer_check == ""
     with T2RAG.open(tmp_path / "idx", llm=llm()) as rag:
-        checked = rag.ask(q, config=QueryConfig(answer_check=True))
+        checked = rag.ask(q, config={"answer.check": True})
     assert checked.answer == "1931" and "?designer" in checked.answer_check
     assert checked.usage["answer"]["calls"] == 2

@@ -41,7 +41,7 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # The one-triple plan of these tests would be a last-hop read; they show a resolve call's output.
-RESOLVE = ["--set", "read_last_hop=false"]
+RESOLVE = ["--set", "answer.read_last_hop=false"]
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -99,12 +99,14 @@ def test_ask_missing_index(tmp_path: Path, capsys: Any, monkeypatch: pytest.Monk
 
 
 def test_ask_set_overrides_any_query_config_field(index: Path, capsys: Any) -> None:
-    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--json", "--set", "hybrid=false",
-                        "--set", "answer_passages=2"], capsys)
+    code, out, _ = run(["ask", str(index), "Which town is in Borduria?", "--json", "--set", "retrieve.hybrid=false",
+                        "--set", "answer.passages=2"], capsys)
     d = json.loads(out)
-    assert code == 0 and d["config"]["hybrid"] is False and d["config"]["answer_passages"] == 2
+    assert code == 0 and d["config"]["retrieve"]["hybrid"] is False and d["config"]["answer"]["passages"] == 2
     code, _, err = run(["ask", str(index), "Which town is in Borduria?", "--set", "hybird=false"], capsys)
-    assert code != 0 and "unknown QueryConfig key(s): hybird" in err and len(err.strip().splitlines()) == 1
+    assert code != 0 and "unknown query setting(s): hybird" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(["ask", str(index), "Which town is in Borduria?", "--set", "hybrid=false"], capsys)
+    assert code != 0 and "'hybrid' is now 'retrieve.hybrid'" in err  # version 0.1's flat key names its successor
     code, _, err = run(["ask", str(index), "Which town is in Borduria?", "--set", "rounds"], capsys)
     assert code == 2 and "--set expects KEY=VALUE" in err
 

@@ -144,7 +144,7 @@ def test_all_methods_rows_and_metrics(tmp_path: Path) -> None:
     assert std["gold"] == ["Oslo", "Oslo, Norway"] and "total" in std["usage"]
     assert set(std["recall"]) == {"recall@1", "recall@2", "recall@5", "recall@10"}
     report = (out / "report.md").read_text()  # each variant paired against the defaults, labelled by its settings
-    assert "## T2RAG ablations" in report and "| t2rag_nolookback (lookback=False) | 3 | 0 | 0 |" in report
+    assert "## T2RAG ablations" in report and "| t2rag_nolookback (resolve.lookback=False) | 3 | 0 | 0 |" in report
 
 
 def test_report_files_and_columns(tmp_path: Path) -> None:

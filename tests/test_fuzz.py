@@ -134,8 +134,9 @@ def test_redaction_never_raises_and_never_shows_the_password(secret: str, user: 
     assert hidden not in shown
 
 
-query_fields = st.sampled_from(["rounds", "k_chunks", "top_m", "decompose_examples", "answer_passages",
-                                "hybrid", "plan_form", "max_tokens", "resolve_facts", "grounded"])
+query_fields = st.sampled_from(["rounds", "k_chunks", "retrieve.top_m", "decompose.examples", "answer.passages",
+                                "retrieve.hybrid", "decompose.form", "max_tokens", "resolve.facts", "answer",
+                                "decompose_examples"])
 
 
 @SETTINGS

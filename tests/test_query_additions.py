@@ -135,12 +135,12 @@ def offered(call: dict[str, Any]) -> list[str]:
 
 
 def test_a_resolve_call_may_fill_only_the_unknown_its_round_searched(index_dir: Path) -> None:
-    from t2rag.config import QueryConfig
+    from t2rag.query.config import AnswerConfig, QueryConfig
 
     q = "When was the designer of the Kell Bridge born?"
     llm = scripted()  # every resolve reply fills ?designer and ?answer
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask(q, config=QueryConfig(read_last_hop=False))
+        a = rag.ask(q, config=QueryConfig(answer=AnswerConfig(read_last_hop=False)))
     first, second = resolve_calls(llm)
     assert offered(first) == ["?designer"] and "Placeholders to fill: ?designer\n" in first["messages"][-1]["content"]
     assert [b.placeholder for b in a.rounds[0].bindings] == ["?designer"]
@@ -149,7 +149,7 @@ def test_a_resolve_call_may_fill_only_the_unknown_its_round_searched(index_dir: 
     assert first["max_tokens"] == REPLY_TOKENS  # a looping reply stops early, not at the general budget
     llm = scripted()
     with T2RAG.open(index_dir, llm=llm) as rag:  # any open placeholder: the chain binds in one call
-        a = rag.ask(q, config=QueryConfig(one_hop=False, read_last_hop=False))
+        a = rag.ask(q, config={"resolve.one_hop": False, "answer.read_last_hop": False})
     assert offered(resolve_calls(llm)[0]) == ["?answer", "?designer"] and len(resolve_calls(llm)) == 1
     assert a.termination == "complete" and len(a.rounds[0].bindings) == 2
 
@@ -164,11 +164,9 @@ def test_the_question_fallback_never_fills_the_answer() -> None:
 
 
 def test_read_last_hop_skips_the_resolve_call_for_the_answer_triple(index_dir: Path) -> None:
-    from t2rag.config import QueryConfig
-
     llm = scripted(bind_answer=False)
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask("When was the designer of the Kell Bridge born?", config=QueryConfig(read_last_hop=True))
+        a = rag.ask("When was the designer of the Kell Bridge born?", config={"answer.read_last_hop": True})
     calls = resolve_calls(llm)
     assert len(calls) == 1 and "?answer" in calls[0]["messages"][-1]["content"]
     # round 1 resolves the bridge; round 2 only retrieves for the answer triple, which is then
@@ -182,12 +180,10 @@ def test_read_last_hop_skips_the_resolve_call_for_the_answer_triple(index_dir: P
 
 
 def test_a_single_triple_question_reads_without_any_resolve_call(index_dir: Path) -> None:
-    from t2rag.config import QueryConfig
-
     llm = ScriptedLLM(rules=[(ANSWER_PROMPT, {"reasoning": "r", "answer": "Lena Ortiz"}),
                              ("Question:", {"triples": [["Kell Bridge", "designed by", "?answer"]]})])
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask("Who designed the Kell Bridge?", config=QueryConfig(read_last_hop=True))
+        a = rag.ask("Who designed the Kell Bridge?", config={"answer.read_last_hop": True})
     assert a.termination == "last_hop" and "resolve" not in a.usage and a.answer == "Lena Ortiz"
 
 
@@ -205,7 +201,8 @@ def test_facts_as_notes_puts_the_passages_first_and_the_question_last() -> None:
 def test_grounded_decomposition_shows_facts_before_the_question(index_dir: Path) -> None:
     llm = scripted()
     with T2RAG.open(index_dir, llm=llm) as rag:
-        rag.ask("When was the designer of the Kell Bridge born?", {"grounded": True, "ground_facts": 2})
+        rag.ask("When was the designer of the Kell Bridge born?",
+                {"decompose.grounded": True, "decompose.ground_facts": 2})
     first: Any = llm.calls[0]["messages"][-1]["content"]
     assert first.startswith("Facts from the collection") and first.count("\n- ") == 2
 
@@ -273,7 +270,7 @@ def test_failed_checks_are_reasked_only_when_asked_to(index_dir: Path) -> None:
                                  (ANSWER_PROMPT, {"reasoning": "", "answer": "x"}),
                                  ("could not be used", good), ("Question:", Seq(bad, bad))])
         with T2RAG.open(index_dir, llm=llm) as rag:
-            a = rag.ask(q, {"reask_decomposition": reask, "plan_form": False, "plan_repair": False})
+            a = rag.ask(q, {"decompose.reask": reask, "decompose.form": False, "decompose.repair": False})
         assert a.usage["decompose"]["calls"] == calls and len(a.decomposition.problems) == problems
         if reask:
             reasked = llm.calls[1]["messages"][-1]["content"]
@@ -289,9 +286,9 @@ def test_a_plan_that_fails_its_checks_is_not_run_the_passages_are_read(index_dir
         ("Question:", {"triples": [["Kell Bridge", "designed by", "?designer"], ["Varn", "lies on", "?river"]]}),
     ])
     with T2RAG.open(index_dir, llm=llm) as rag:
-        free = {"plan_form": False, "plan_repair": False}
+        free = {"decompose.form": False, "decompose.repair": False}
         a = rag.ask("Who designed the Kell Bridge?", free)
-        kept = rag.ask("Who designed the Kell Bridge?", {"reject_failed_plans": False, **free})
+        kept = rag.ask("Who designed the Kell Bridge?", {"decompose.reject_failed": False, **free})
     assert a.decomposition.problems and a.termination == "plan_rejected" and a.rounds == []
     assert a.answer == "Lena Ortiz" and a.answer_path == "passages"
     assert a.answer_chunks[0].title == "Kell Bridge"  # the question's own best passage first
@@ -306,7 +303,7 @@ def test_index_embeds_chunks_and_the_answer_reads_the_fused_ranking(index_dir: P
     assert len(hits) == 3
     llm = scripted()
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask("When was the designer of the Kell Bridge born?", {"answer_passages": 2})
+        a = rag.ask("When was the designer of the Kell Bridge born?", {"answer.passages": 2})
     assert len(a.answer_chunks) == 2 and a.rounds
     first_round = a.rounds[0].chunks[0] if a.rounds[0].chunks else None
     assert a.answer_chunks[0].title == "Kell Bridge"  # the question's best passage, then round 1's best
@@ -339,13 +336,13 @@ def test_the_decomposition_is_shown_the_worked_examples_of_its_questions_shape(i
     for k, shown in ((3, 3), (0, len(pool))):
         llm = scripted()
         with T2RAG.open(index_dir, llm=llm) as rag:
-            rag.ask(q, {"decompose_examples": k})
+            rag.ask(q, {"decompose.examples": k})
         system = llm.calls[0]["messages"][0]["content"]
         assert system.count("\nQuestion: ") == shown and system.count('{"triples": [[') == shown + 1
 
 
 def test_the_answer_reads_fewer_passages_only_when_the_chain_reached_its_answer_hop(index_dir: Path) -> None:
-    cfg = {"answer_passages": 1, "k_chunks": 3}
+    cfg = {"answer.passages": 1, "k_chunks": 3}
     with T2RAG.open(index_dir, llm=scripted()) as rag:
         a = rag.ask("When was the designer of the Kell Bridge born?", cfg)
     assert a.termination in ("last_hop", "complete") and len(a.answer_chunks) == 1
@@ -365,8 +362,8 @@ def test_an_open_plan_is_constrained_to_end_in_its_answer_triple(index_dir: Path
     llm = ScriptedLLM(rules=[("Placeholders to fill", {"bindings": []}),
                              (ANSWER_PROMPT, {"reasoning": "", "answer": "x"}), ("Question:", plan)])
     with T2RAG.open(index_dir, llm=llm) as rag:
-        a = rag.ask(q, {"plan_form": True})
-        rag.ask("Which is older, Kell Bridge or Varn?", {"plan_form": True})
+        a = rag.ask(q, {"decompose.form": True})
+        rag.ask("Which is older, Kell Bridge or Varn?", {"decompose.form": True})
     assert llm.calls[0]["schema"] == OPEN_PLAN and any(c["schema"] == COMPARE_PLAN for c in llm.calls)
     assert OPEN_PLAN["properties"]["answer"]["prefixItems"][2] == {"const": "?answer"}
     # the unlinked step is dropped, not a reason to reject the plan

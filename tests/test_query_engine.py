@@ -15,11 +15,11 @@ from t2rag.answer import Answer
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import ConfigError
-from t2rag.eval import PAPER
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.llm.scripted import ScriptedLLM, Seq
+from t2rag.query.config import PAPER
 from t2rag.types import Message, Triple
 
 CORPUS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
@@ -78,10 +78,12 @@ def scripted(decomposition: Any, resolver: Any = oracle, answer: Any = None, rea
     return ScriptedLLM(rules=rules)
 
 
-def ask(index_dir: Path, llm: ScriptedLLM, question: str = "Q?", **config: Any) -> Answer:
-    """The paper's algorithm (these tests pin its round mechanics) unless ``config`` says otherwise."""
+def ask(index_dir: Path, llm: ScriptedLLM, question: str = "Q?", settings: dict[str, Any] | None = None,
+        **config: Any) -> Answer:
+    """The paper's algorithm (these tests pin its round mechanics) unless ``config`` or the dotted
+    ``settings`` say otherwise."""
     with T2RAG.open(index_dir, llm=llm) as rag:
-        return rag.ask(question, {**PAPER, **config})
+        return rag.ask(question, {**PAPER, **config, **(settings or {})})
 
 
 def prompts(llm: ScriptedLLM, marker: str) -> list[str]:
@@ -137,10 +139,10 @@ def test_max_rounds_and_single_round_ablation(index_dir: Path) -> None:
 
 def test_question_query_option_adds_the_question_to_round_one_only(index_dir: Path) -> None:
     q = "Where was the director of Inception born?"
-    a = ask(index_dir, scripted(TWO_HOP), q, question_query=True)
+    a = ask(index_dir, scripted(TWO_HOP), q, {"retrieve.with_question": True})
     assert a.termination == "complete" and a.answer == "London"
     assert [r.queries for r in a.rounds] == [["Inception directed by", q], ["Christopher Nolan born in"]]
-    assert a.config["question_query"] is True
+    assert a.config["retrieve"]["with_question"] is True
     assert ask(index_dir, scripted(TWO_HOP), q).rounds[0].queries == ["Inception directed by"]  # off by default
 
 
@@ -152,7 +154,7 @@ def test_early_stop_when_searched_triple_stays_unresolved(index_dir: Path) -> No
     (synth,) = prompts(llm, ANSWER_PROMPT)
     assert "?composer" in synth and "Passages:" in synth
     b = ask(index_dir, scripted({"triples": [["Inception", "score composed by", "?composer"]]}),
-            synth_chunks=False)
+            settings={"answer.passages_after_stop": False})
     assert b.termination == "early_stop"
 
 
@@ -179,7 +181,8 @@ def test_searchable_then_question_fallback_for_remaining_fuzzy(index_dir: Path) 
 def test_without_the_question_fallback_a_broken_chain_stops_and_reads(index_dir: Path) -> None:
     decomposition = {"triples": [["Inception", "score composed by", "?composer"], ["?x", "lives in", "?y"]]}
     llm = scripted(decomposition)
-    a = ask(index_dir, llm, question_fallback=False, answer_passages=5, synth_chunks=True)
+    a = ask(index_dir, llm, question_fallback=False,
+            settings={"answer.passages": 5, "answer.passages_after_stop": True})
     assert [r.mode for r in a.rounds] == ["triples"] and a.termination == "early_stop"
     assert len(prompts(llm, "Retrieved facts:")) == 1 and a.answer_path == "facts+passages"
     fuzzy_only = ask(index_dir, scripted({"triples": [["?film", "directed by", "?director"]]}), question_fallback=False)
@@ -240,7 +243,7 @@ def test_lookback_ablation_hides_chunk_text(index_dir: Path) -> None:
     ask(index_dir, on)
     assert "science fiction film" in prompts(on, "Retrieved facts:")[0]  # Inception's chunk text
     off = scripted(TWO_HOP)
-    a = ask(index_dir, off, lookback=False)
+    a = ask(index_dir, off, settings={"resolve.lookback": False})
     resolve_prompts = prompts(off, "Retrieved facts:")
     assert resolve_prompts and not any("science fiction" in p or "Source passages" in p for p in resolve_prompts)
     assert a.termination == "complete"
@@ -262,7 +265,7 @@ def test_answer_json_round_trip(index_dir: Path) -> None:
 
 
 def test_unknown_config_key_is_a_config_error(index_dir: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown QueryConfig key"):
+    with pytest.raises(ConfigError, match="unknown query setting"):
         ask(index_dir, scripted(TWO_HOP), roundz=2)
 
 

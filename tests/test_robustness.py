@@ -86,7 +86,7 @@ def test_a_copied_example_answer_is_asked_once_more() -> None:
     assert "Example reply" in llm.calls[0]["messages"][0]["content"]
     assert "Example reply" not in llm.calls[1]["messages"][0]["content"]
     llm = ScriptedLLM(default=without_example)  # the answer step too
-    assert synthesize(llm, "When?", QueryState(), natural=False, chunks=passages, notes=True).answer == "1871"
+    assert synthesize(llm, "When?", QueryState(), natural=False, chunks=passages).answer == "1871"
     # the example's value is a fine answer when the passages say it: no second call
     llm = ScriptedLLM(default=echo)
     built = [Chunk.make("Bridge", "The Kell Bridge was built in 1931.")]
@@ -94,7 +94,7 @@ def test_a_copied_example_answer_is_asked_once_more() -> None:
     # a name from the example's reasoning, not its answer, is a copy too; yes/no never is
     name = '{"reasoning": "", "answer": "Lena Ortiz"}'
     llm = ScriptedLLM(default=lambda m: name if "Lena Ortiz" in m[0]["content"] else right)
-    assert synthesize(llm, "Who?", QueryState(), natural=False, chunks=passages, notes=True).answer == "1871"
+    assert synthesize(llm, "Who?", QueryState(), natural=False, chunks=passages).answer == "1871"
     llm = ScriptedLLM(default='{"reasoning": "", "answer": "no"}')
     assert read_passages(llm, "Was it rebuilt?", passages).answer == "no" and len(llm.calls) == 1
 

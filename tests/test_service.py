@@ -86,7 +86,7 @@ def test_ask_stream_index_and_viewer(index: Path) -> None:
     with serving(Service(index, replies())) as url:
         assert httpx.get(f"{url}/health").json()["status"] == "ok"
         # the one-triple plan would be a last-hop read; this test shows a resolve call's output
-        q = {"question": "Which town is in Borduria?", "config": {"read_last_hop": False}}
+        q = {"question": "Which town is in Borduria?", "config": {"answer.read_last_hop": False}}
         a = httpx.post(f"{url}/v1/ask", json=q, timeout=30).json()
         assert a["answer"] == "Alpha" and a["termination"] == "complete" and a["resolved"]
         with httpx.stream("POST", f"{url}/v1/ask/stream", json=q) as r:
@@ -109,12 +109,12 @@ def test_bad_requests_get_one_line_and_no_stack_trace(index: Path) -> None:
             (httpx.post(f"{url}/v1/ask", json={"question": "x" * 101}), (422,)),
             (httpx.post(f"{url}/v1/ask", json={"question": "x" * 25_000}), (413,)),
             (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"roundz": 2}}), (422,)),
-            (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"decompose_examples": 2.5}}), (422,)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"decompose.examples": 2.5}}), (422,)),
             (httpx.post(f"{url}/v1/ask/stream", content=b'{"question": "q?", "config": {"rounds": 1e400}}',
                         headers=as_json), (422,)),
-            (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"top_m": 2.5, "grounded": True}}),
-             (422,)),
-            (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"hybrid": "yes"}}), (422,)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "q?",
+                                               "config": {"retrieve.top_m": 2.5, "decompose.grounded": True}}), (422,)),
+            (httpx.post(f"{url}/v1/ask", json={"question": "q?", "config": {"retrieve": {"hybrid": "yes"}}}), (422,)),
             (httpx.get(f"{url}/v1/jobs/job-99"), (404,)),
             (httpx.post(f"{url}/v1/ask", content=b"[" * 5_000, headers=as_json), (400, 422)),
         ]

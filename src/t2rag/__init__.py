@@ -9,9 +9,10 @@ from t2rag.version import VERSION as __version__
 if TYPE_CHECKING:
     from t2rag.answer import Answer
     from t2rag.api import T2RAG
-    from t2rag.config import IndexConfig, QueryConfig
+    from t2rag.config import IndexConfig
     from t2rag.errors import T2RAGError
     from t2rag.index.builder import TripleIndex
+    from t2rag.query.config import QueryConfig
 
 __all__ = ["T2RAG", "Answer", "IndexConfig", "QueryConfig", "T2RAGError", "TripleIndex", "__version__"]
 
@@ -19,7 +20,7 @@ _LAZY = {
     "T2RAG": "t2rag.api",
     "Answer": "t2rag.answer",
     "IndexConfig": "t2rag.config",
-    "QueryConfig": "t2rag.config",
+    "QueryConfig": "t2rag.query.config",
     "T2RAGError": "t2rag.errors",
     "TripleIndex": "t2rag.index.builder",
 }

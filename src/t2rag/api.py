@@ -10,13 +10,13 @@ from typing import Any
 
 from t2rag.answer import Answer
 from t2rag.answer_log import AnswerLog
-from t2rag.config import QueryConfig, from_dict
 from t2rag.embed.base import Embedder
 from t2rag.errors import InputError
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import has_surrogates
 from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.registry import DEFAULT_LLM, get_llm, with_cache
+from t2rag.query.config import QueryConfig
 from t2rag.query.engine import answer_question
 from t2rag.query.events import EventSink
 from t2rag.query.retrieve import Retriever
@@ -39,7 +39,7 @@ def check_question(question: str) -> str:
 def query_config(config: QueryConfig | dict[str, Any] | None) -> QueryConfig:
     if config is None:
         return QueryConfig()
-    return config if isinstance(config, QueryConfig) else from_dict(QueryConfig, config)
+    return config if isinstance(config, QueryConfig) else QueryConfig.from_dict(config)
 
 
 class T2RAG:

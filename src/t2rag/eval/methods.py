@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from t2rag.api import T2RAG
-from t2rag.config import QueryConfig
 from t2rag.embed.base import Embedder
 from t2rag.eval import METHODS, T2RAG_CONFIGS
 from t2rag.eval.baselines import BM25Retriever, ChunkRAG, DenseRetriever, IRCoT, Method, NoRetrieval, Prediction
@@ -22,6 +21,7 @@ from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.llm.base import LLM
 from t2rag.progress import BuildBar
+from t2rag.query.config import QueryConfig
 from t2rag.types import Usage
 
 __all__ = ["METHODS", "T2RAG_CONFIGS", "T2RAGMethod", "build_index", "make_methods"]
@@ -124,4 +124,4 @@ def _make(name: str, llm: LLM, engine: T2RAG | None) -> Method:
         return ChunkRAG("standard", DenseRetriever(engine), llm, k_read=K_READ)
     if name == "ircot":
         return IRCoT(DenseRetriever(engine), llm, k=K_READ, rounds=IRCOT_ROUNDS)
-    return T2RAGMethod(name, engine, QueryConfig(**T2RAG_CONFIGS[name]))
+    return T2RAGMethod(name, engine, QueryConfig.from_dict(T2RAG_CONFIGS[name]))

@@ -15,6 +15,7 @@ from t2rag.errors import ParseError
 from t2rag.llm.base import LLM
 from t2rag.llm.structured import ask_json, parse_json_lenient
 from t2rag.prompts import load, load_data
+from t2rag.query.config import DecomposeConfig
 from t2rag.query.state import QueryTriple, canonical, is_placeholder
 from t2rag.types import Usage
 
@@ -184,29 +185,31 @@ def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
 
 
 def decompose(
-    llm: LLM, question: str, *, usage: Usage | None = None, max_tokens: int = 512,
-    grounding: Sequence[str] = (), checked: bool = True, reask: bool = False,
-    shown: Sequence[Example] | None = None, plan_form: bool = False, repair: bool = False,
+    llm: LLM, question: str, config: DecomposeConfig | None = None, *, usage: Usage | None = None,
+    max_tokens: int = 512, grounding: Sequence[str] = (), embed: Embed | None = None,
 ) -> Decomposition:
     """Decompose ``question``; on unusable output (after one re-ask) fall back to the question.
 
     ``grounding`` are facts retrieved for the question itself, shown before it so the model
-    starts its triples from entities the collection names. With ``checked``, a reply that
-    parses but fails a ``check`` is kept with its problems recorded, or (``reask``) first asked
-    again once with the problems named. A decomposition without any unknown (a claim
-    to verify) also gets the question as a query, so some evidence is retrieved. ``shown``
-    are the worked examples in the prompt (default: the whole pool). With ``plan_form`` the
-    reply is constrained to its shape's plan form (``OPEN_PLAN``, ``COMPARE_PLAN``). With
-    ``repair``, an open plan's only unknown is its answer (``mark_answer``), triples that link
-    to nothing the answer needs are dropped (``prune``) and triples the question states
-    outright are givens, not failures."""
+    starts its triples from entities the collection names. The prompt shows ``config.examples``
+    worked examples (``pick_examples``, by ``embed``; the whole pool without it). With
+    ``config.check``, a reply that parses but fails a ``check`` is kept with its problems
+    recorded, or (``config.reask``) first asked again once with the problems named. A
+    decomposition without any unknown (a claim to verify) also gets the question as a query,
+    so some evidence is retrieved. With ``config.form`` the reply is constrained to its shape's
+    plan form (``OPEN_PLAN``, ``COMPARE_PLAN``). With ``config.repair``, an open plan's only
+    unknown is its answer (``mark_answer``), triples that link to nothing the answer needs are
+    dropped (``prune``) and triples the question states outright are givens, not failures."""
+    config = config or DecomposeConfig()
+    checked, reask, plan_form, repair = config.check, config.reask, config.form, config.repair
+    shown = pick_examples(question, config.examples, embed)
     lines = "".join(f"- {g}\n" for g in grounding)
     facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
     shape = question_shape(question)
     open_form = plan_form and shape == "open"
     schema = SCHEMA if not plan_form else OPEN_PLAN if open_form else COMPARE_PLAN
     reply = REPLY_FREE if not plan_form else REPLY_OPEN if open_form else REPLY_COMPARE
-    worked = "\n".join(e.render(open_form) for e in (examples() if shown is None else shown))
+    worked = "\n".join(e.render(open_form) for e in shown)
     messages = load(PROMPT).render(question=question.strip(), grounding=facts, examples=worked, reply=reply)
 
     def repaired(triples: list[QueryTriple]) -> list[QueryTriple]:

@@ -37,16 +37,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Termination, Timing
-from t2rag.config import QueryConfig, to_dict
 from t2rag.llm.base import LLM
 from t2rag.prompts import prompt_hashes
 from t2rag.query.answer_check import problem
-from t2rag.query.decompose import ANSWER_PLACEHOLDER, EXAMPLES, Decomposition, decompose, pick_examples
+from t2rag.query.config import QueryConfig
+from t2rag.query.decompose import ANSWER_PLACEHOLDER, EXAMPLES, Decomposition, decompose
 from t2rag.query.events import EventSink, Kind, QueryEvent
 from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
 from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial_state
-from t2rag.query.synthesize import Synthesis, read_passages, synthesize
+from t2rag.query.synthesize import Synthesis, answer_chunks, read_passages, reading, synthesize
 from t2rag.query.trace import prop_ref, resolved_facts, round_trace, triples
 from t2rag.types import Chunk, PropositionHit, Usage
 
@@ -63,13 +63,13 @@ def answer_question(
     run.ground()
     plan = run.decompose()
     state = initial_state(plan.triples)
-    if run.config.reject_failed_plans and (plan.problems or plan.fallback):
+    if run.config.decompose.reject_failed and (plan.problems or plan.fallback):
         return run.finish(state, "plan_rejected", run.read())
     fallback = run.config.question_fallback
     reason = stop_reason(state, 0, run.config.rounds, fallback=fallback)
     while reason is None:
         mode, searched, queries = search_plan(state, question,
-                                              with_question=run.config.question_query and run.round_no == 0)
+                                              with_question=run.config.retrieve.with_question and run.round_no == 0)
         run.emit("round", round=run.round_no + 1, mode=mode, searched=triples(searched), queries=queries)
         evidence = run.retrieve(queries)
         if mode == "triples" and run.reads_last_hop(state):
@@ -155,22 +155,19 @@ class Run:
     def ground(self) -> None:
         """Retrieve for the question itself: its facts (for a grounded decomposition) and the
         passages the answer reads (its chunk ranking fused with those facts' chunks)."""
-        c = self.config
-        if (c.grounded and c.ground_facts) or c.answer_passages:
+        c, d = self.config, self.config.decompose
+        if (d.grounded and d.ground_facts) or c.answer.passages:
             q_text = " ".join(self.question.split())
-            self.grounding = self.retriever.retrieve([q_text], k_chunks=max(c.k_chunks, QUESTION_POOL),
-                                                     top_m=c.top_m, hybrid=c.hybrid)
-            self.passages = self.retriever.passages(q_text, self.grounding, self.reading(reached=False), c.top_m)
+            self.grounding = self.retriever.search([q_text], c.retrieve, k_chunks=max(c.k_chunks, QUESTION_POOL))
+            n = reading(c.answer, c.k_chunks, reached=False)
+            self.passages = self.retriever.passages(q_text, self.grounding, n, c.retrieve.top_m)
 
     def decompose(self) -> Decomposition:
-        c = self.config
+        c = self.config.decompose
         facts = [p.text for p in self.grounding.propositions[: c.ground_facts]] if self.grounding and c.grounded else []
-        shown = pick_examples(self.question, c.decompose_examples, self.retriever.embed)
         with self._llm_time():
-            self.decomposition = decompose(self.llm, self.question, usage=self.usage, max_tokens=c.max_tokens,
-                                           grounding=facts, checked=c.check_decomposition,
-                                           reask=c.reask_decomposition, shown=shown, plan_form=c.plan_form,
-                                           repair=c.plan_repair)
+            self.decomposition = decompose(self.llm, self.question, c, usage=self.usage, grounding=facts,
+                                           max_tokens=self.config.max_tokens, embed=self.retriever.embed)
         d = self.decomposition
         self.emit("decomposition", triples=[t.as_list() for t in d.triples], fallback=d.fallback,
                   problems=list(d.problems))
@@ -179,19 +176,16 @@ class Run:
     def retrieve(self, queries: list[str]) -> Evidence:
         self.round_no += 1
         c = self.config
-        ev = self.retriever.retrieve(queries, k_chunks=c.k_chunks, top_m=c.top_m, hybrid=c.hybrid,
-                                     max_facts=c.resolve_facts or None)
+        ev = self.retriever.search(queries, c.retrieve, k_chunks=c.k_chunks, max_facts=c.resolve.facts or None)
         self.evidence.append(ev)
         self.emit("evidence", round=self.round_no, propositions=[asdict(prop_ref(p)) for p in ev.propositions],
                   chunks=[{"id": ch.id, "title": ch.title} for ch in ev.chunks])
         return ev
 
     def resolve(self, state: QueryState, evidence: Evidence, *, in_order: bool) -> Resolution:
-        c = self.config
         with self._llm_time():
-            return resolve(self.llm, self.question, state, evidence, round_no=self.round_no,
-                           lookback=c.lookback, passages=c.lookback_passages, usage=self.usage,
-                           max_tokens=c.max_tokens, in_order=in_order, one_hop=c.one_hop)
+            return resolve(self.llm, self.question, state, evidence, self.config.resolve, round_no=self.round_no,
+                           usage=self.usage, max_tokens=self.config.max_tokens, in_order=in_order)
 
     def record(self, mode: str, searched: tuple[TrackedTriple, ...], before: QueryState, after: QueryState,
                evidence: Evidence, resolution: Resolution) -> None:
@@ -203,56 +197,29 @@ class Run:
     def reads_last_hop(self, state: QueryState) -> bool:
         """Whether this round's passages go to the answer step instead of a resolve call: only
         when the answer reads passages at all (otherwise nothing would read the last hop)."""
-        c = self.config
-        return c.read_last_hop and c.synth_chunks and c.answer_passages > 0 and last_hop(state)
+        a = self.config.answer
+        return a.read_last_hop and a.passages_after_stop and a.passages > 0 and last_hop(state)
 
     def synthesize(self, state: QueryState, *, natural: bool, reached: bool) -> Synthesis:
-        """Write the answer from the chain; with ``answer_check``, a reply that repeats a bridge
+        """Write the answer from the chain; with ``answer.check``, a reply that repeats a bridge
         or is the wrong kind of value is asked once more with the finding, and the second reply
         stands if it passes the check (``query/answer_check.py``)."""
         c = self.config
-        chunks = self.answer_chunks(natural, reached)
+        chunks = answer_chunks(c.answer, c.k_chunks, self.passages, [ev.chunks for ev in self.evidence],
+                               natural=natural, reached=reached)
 
         def write(note: str = "") -> Synthesis:
             with self._llm_time():
-                return synthesize(self.llm, self.question, state, natural=natural, chunks=chunks,
-                                  facts=c.answer_facts, notes=c.facts_as_notes, note=note, usage=self.usage,
-                                  max_tokens=c.max_tokens)
+                return synthesize(self.llm, self.question, state, c.answer, natural=natural, chunks=chunks,
+                                  note=note, usage=self.usage, max_tokens=c.max_tokens)
 
         first = write()
-        note = problem(self.question, first.answer, state) if c.answer_check else None
+        note = problem(self.question, first.answer, state) if c.answer.check else None
         if note is None:
             return first
         self.check_note = note
         second = write(note)
         return second if problem(self.question, second.answer, state) is None else first
-
-    def reading(self, *, reached: bool) -> int:
-        """How many passages the answer reads: ``answer_passages`` when the chain reached its
-        answer hop (the question's best and each hop's are among them); after a stop short of
-        it, or a rejected plan, at least as many as chunk RAG reads (``k_chunks``)."""
-        n = self.config.answer_passages
-        return n if reached or not n else max(n, self.config.k_chunks)
-
-    def answer_chunks(self, natural: bool, reached: bool) -> tuple[Chunk, ...]:
-        """Passages for the answer: none after natural completion (the paper's path) unless
-        ``passages_when_complete``; otherwise ``reading`` passages taken in turn from the
-        question's own best passages and each round's retrieval, best first (so the answer
-        reads the question's best passage and each hop's); the paper's last-round chunks when
-        ``answer_passages`` is 0."""
-        c = self.config
-        if not c.synth_chunks or (natural and not c.passages_when_complete):
-            return ()
-        if not c.answer_passages:
-            return self.evidence[-1].chunks if self.evidence else ()
-        n = self.reading(reached=reached)
-        lists = [self.passages] + [ev.chunks for ev in self.evidence]
-        picked: dict[str, Chunk] = {}
-        for rank in range(max(len(x) for x in lists)):
-            for chunks in lists:
-                if rank < len(chunks) and len(picked) < n:
-                    picked.setdefault(chunks[rank].id, chunks[rank])
-        return tuple(picked.values())
 
     def read(self) -> Synthesis:
         """The plan failed its checks: answer as chunk RAG does, from the question's passages."""
@@ -281,7 +248,7 @@ class Run:
             rounds=self.rounds,
             usage=self.usage.to_dict(),
             timing=self._timing(),
-            config=to_dict(self.config),
+            config=self.config.to_dict(),
             errors=self._errors(synthesis),
             answer_path=synthesis.path,
             answer_check=self.check_note,

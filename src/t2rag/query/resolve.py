@@ -12,6 +12,7 @@ from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
+from t2rag.query.config import ResolveConfig
 from t2rag.query.decompose import ANSWER_PLACEHOLDER
 from t2rag.query.retrieve import Evidence
 from t2rag.query.state import Binding, QueryState, Support, TrackedTriple, canonical, is_placeholder
@@ -258,20 +259,19 @@ def resolve(
     question: str,
     state: QueryState,
     evidence: Evidence,
+    config: ResolveConfig | None = None,
     *,
     round_no: int,
-    lookback: bool = True,
-    passages: int | None = None,
     usage: Usage | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     in_order: bool = True,
-    one_hop: bool = True,
 ) -> Resolution:
     """One resolution call for the ``targets`` placeholders; an unusable reply (after one re-ask)
-    binds nothing this round. With ``lookback`` the first ``passages`` source chunks (those of
-    the best facts; all when None) are shown too, as many as fit the model's context."""
-    names = targets(state, in_order=in_order, one_hop=one_hop)
-    chunks = (evidence.chunks[:passages] if passages is not None else evidence.chunks) if lookback else ()
+    binds nothing this round. With ``config.lookback`` the first ``config.passages`` source
+    chunks (those of the best facts) are shown too, as many as fit the model's context."""
+    config = config or ResolveConfig()
+    names = targets(state, in_order=in_order, one_hop=config.one_hop)
+    chunks = evidence.chunks[: config.passages] if config.lookback else ()
     reply = min(max_tokens, REPLY_TOKENS)
     messages, _ = fit_passages(llm, lambda cs: render(question, state, evidence, cs, names), chunks,
                                max_tokens=reply, stage="resolve", usage=usage)

@@ -11,6 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from t2rag.embed.base import Embedder
+from t2rag.query.config import RetrieveConfig
 from t2rag.types import Chunk, Location, PropositionHit
 
 _FETCH_BATCH = 32  # candidate propositions looked up at a time while filling the budget
@@ -110,6 +111,11 @@ class Retriever:
             propositions=tuple(chosen),
             chunks=tuple(chunks[c] for c in chunk_ids if c in chunks),
         )
+
+    def search(self, queries: Sequence[str], config: RetrieveConfig, *, k_chunks: int,
+               max_facts: int | None = None) -> Evidence:
+        """``retrieve`` under a query's retrieve settings."""
+        return self.retrieve(queries, k_chunks=k_chunks, top_m=config.top_m, hybrid=config.hybrid, max_facts=max_facts)
 
     def passages(self, question: str, evidence: Evidence, k: int, top_m: int) -> tuple[Chunk, ...]:
         """The ``k`` passages to read for ``question``: its dense ranking over whole chunks fused

@@ -12,6 +12,7 @@ from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
+from t2rag.query.config import AnswerConfig
 from t2rag.query.resolve import format_passages, format_triples
 from t2rag.query.state import QueryState
 from t2rag.types import Chunk, Message, Usage
@@ -115,19 +116,20 @@ def synthesize(
     llm: LLM,
     question: str,
     state: QueryState,
+    config: AnswerConfig | None = None,
     *,
     natural: bool,
     chunks: Sequence[Chunk] = (),
-    facts: bool = True,
-    notes: bool = False,
     note: str = "",
     usage: Usage | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Synthesis:
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask).
     The passages shown are those of ``chunks`` (best first) that fit the model's context."""
+    config = config or AnswerConfig()
     messages, chunks = fit_passages(
-        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=facts, notes=notes, note=note),
+        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=config.facts,
+                               notes=config.facts_as_notes, note=note),
         chunks,
         max_tokens=max_tokens, stage="answer", usage=usage)
     path = "facts+passages" if chunks else "facts"
@@ -138,6 +140,37 @@ def synthesize(
         raw = "" if e.raw.lstrip().startswith(("{", "[")) else one_line(e.raw)
         return Synthesis(raw, error=f"answer: {e}", path=path, chunks=tuple(chunks))
     return Synthesis(answer, path=path, chunks=tuple(chunks))
+
+
+def reading(config: AnswerConfig, k_chunks: int, *, reached: bool) -> int:
+    """How many passages the answer reads: ``config.passages`` when the chain reached its answer
+    hop (the question's best and each hop's are among them); after a stop short of it, or a
+    rejected plan, at least as many as chunk RAG reads (``k_chunks``)."""
+    n = config.passages
+    return n if reached or not n else max(n, k_chunks)
+
+
+def answer_chunks(
+    config: AnswerConfig, k_chunks: int, question_best: Sequence[Chunk], rounds: Sequence[Sequence[Chunk]], *,
+    natural: bool, reached: bool,
+) -> tuple[Chunk, ...]:
+    """Passages for the answer: none after natural completion (the paper's path) unless
+    ``passages_when_complete``; otherwise ``reading`` passages taken in turn from the
+    question's own best passages and each round's retrieval, best first (so the answer reads
+    the question's best passage and each hop's); the paper's last-round chunks when
+    ``config.passages`` is 0."""
+    if not config.passages_after_stop or (natural and not config.passages_when_complete):
+        return ()
+    if not config.passages:
+        return tuple(rounds[-1]) if rounds else ()
+    n = reading(config, k_chunks, reached=reached)
+    lists = [question_best, *rounds]
+    picked: dict[str, Chunk] = {}
+    for rank in range(max(len(x) for x in lists)):
+        for chunks in lists:
+            if rank < len(chunks) and len(picked) < n:
+                picked.setdefault(chunks[rank].id, chunks[rank])
+    return tuple(picked.values())
 
 
 def read_passages(
