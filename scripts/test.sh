@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev --model small
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/mypy src
+.venv/bin/lint-imports --no-cache  # the layers in pyproject.toml: nothing imports upwards
 .venv/bin/python -m pytest -q "$@"

@@ -35,7 +35,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_index_inspect_delete(corpus: Path, capsys: pytest.CaptureFixture[str], location: str | Path) -> None:
     ix = str(corpus / "ix") if isinstance(location, Path) else location  # a directory, then a database
-    code, out, _ = run(["index", str(corpus / "corpus.json"), "--index", ix, "--embedder", "hashing",
+    code, out, _ = run(["index", ix, str(corpus / "corpus.json"), "--embedder", "hashing",
                         "--openie-from", str(corpus / "openie.json"), "--llm", "none", "-q"], capsys)
     assert code == 0 and "2 new chunks" in out and "2 triples" in out
     code, out, _ = run(["inspect", ix], capsys)
@@ -52,12 +52,12 @@ def test_index_inspect_delete(corpus: Path, capsys: pytest.CaptureFixture[str], 
     ("argv", "message"),
     [
         (["inspect", "{tmp}/missing"], "no T2RAG index"),
-        (["index", "{tmp}/nope.json", "--index", "{tmp}/ix"], "corpus not found"),
-        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--llm", "gpt5"], "unknown LLM 'gpt5'"),
-        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--embedder", "bogus"], "unknown embedder"),
-        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--openie-from", "{tmp}/corpus.json",
+        (["index", "{tmp}/ix", "{tmp}/nope.json"], "corpus not found"),
+        (["index", "{tmp}/ix", "{tmp}/corpus.json", "--llm", "gpt5"], "unknown LLM 'gpt5'"),
+        (["index", "{tmp}/ix", "{tmp}/corpus.json", "--embedder", "bogus"], "unknown embedder"),
+        (["index", "{tmp}/ix", "{tmp}/corpus.json", "--openie-from", "{tmp}/corpus.json",
           "--llm", "none"], "'docs' list"),
-        (["index", "{tmp}/corpus.json", "--index", "{tmp}/ix", "--chunk-size", "2"], "bad chunk config"),
+        (["index", "{tmp}/ix", "{tmp}/corpus.json", "--chunk-size", "2"], "bad chunk config"),
     ],
 )
 def test_user_errors_exit_1_with_one_line(
@@ -67,6 +67,17 @@ def test_user_errors_exit_1_with_one_line(
     assert code == 1
     lines = [line for line in err.splitlines() if line.startswith("t2rag:")]
     assert len(lines) == 1 and message in lines[0], err
+
+
+def test_the_old_index_spelling_still_works_with_a_note(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ix = str(corpus / "old")
+    code, out, err = run(["index", str(corpus / "corpus.json"), "--index", ix, "--embedder", "hashing",
+                          "--openie-from", str(corpus / "openie.json"), "--llm", "none", "-q"], capsys)
+    assert code == 0 and "2 new chunks" in out and "write `t2rag index INDEX CORPUS`" in err
+    code, _, err = run(["index", ix, "--embedder", "hashing", "--llm", "none"], capsys)
+    assert code == 2 and "t2rag index INDEX CORPUS" in err  # the corpus is missing
+    code, _, err = run(["index", ix, str(corpus / "corpus.json"), "--index", ix], capsys)
+    assert code == 2 and "name the index once" in err
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import t2rag.cli_common
+import t2rag.cli.common
 from conftest import ANSWER_PROMPT
 from t2rag.cli import main
 from t2rag.embed.hashing import HashingEmbedder
@@ -36,7 +36,7 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     with TripleIndex.create(tmp_path / "ix", embedder=HashingEmbedder()) as ix:
         ix.add(docs, imported=imported)
     llm = scripted()
-    monkeypatch.setattr(t2rag.cli_common, "llm_from_args", lambda args, manifest=None: llm)
+    monkeypatch.setattr(t2rag.cli.common, "llm_from_args", lambda args, manifest=None: llm)
     return tmp_path / "ix"
 
 
@@ -93,7 +93,7 @@ def test_ask_argument_errors(index: Path, capsys: Any, extra: list[str], message
 
 
 def test_ask_missing_index(tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(t2rag.cli_common, "llm_from_args", lambda args, manifest=None: scripted())
+    monkeypatch.setattr(t2rag.cli.common, "llm_from_args", lambda args, manifest=None: scripted())
     code, _, err = run(["ask", str(tmp_path / "nope"), "q"], capsys)
     assert code == 1 and "no T2RAG index" in err
 

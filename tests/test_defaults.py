@@ -99,7 +99,7 @@ def test_no_document_or_question_leaves_for_a_host_the_user_did_not_name(
     (tmp_path / "a.md").write_text("Alpha is a town in Borduria.")
     ix = str(tmp_path / "ix")
     with fake_openai() as (url, state):
-        assert main(["index", str(tmp_path / "a.md"), "--index", ix, "--llm", "openai:qwen", "--embedder",
+        assert main(["index", ix, str(tmp_path / "a.md"), "--llm", "openai:qwen", "--embedder",
                      "openai:nomic-embed-text", "--base-url", url, "-q"]) == 0
         recorded = json.loads((Path(ix) / "manifest.json").read_text())
         assert recorded["endpoints"] == {"llm": url, "embedder": url} and "sk-" not in json.dumps(recorded)

@@ -97,10 +97,10 @@ def test_the_index_command_says_what_it_skipped(tmp_path: Path, capsys: Any) -> 
     d.mkdir()
     (d / "a.md").write_text("Alpha is a town.")
     (d / "b.txt").write_text("")
-    assert main(["index", str(d), "--index", str(tmp_path / "ix"), "--llm", "none", "--embedder", "hashing"]) == 0
+    assert main(["index", str(tmp_path / "ix"), str(d), "--llm", "none", "--embedder", "hashing"]) == 0
     captured = capsys.readouterr()
     assert "indexed 1 documents" in captured.out and "b: no text" in captured.err
-    strict = main(["index", str(d), "--index", str(tmp_path / "ix2"), "--llm", "none", "--embedder", "hashing",
+    strict = main(["index", str(tmp_path / "ix2"), str(d), "--llm", "none", "--embedder", "hashing",
                    "--strict"])
     assert strict == 1 and "--strict" in capsys.readouterr().err and not (tmp_path / "ix2").exists()
 
@@ -113,7 +113,7 @@ def test_documents_are_listed_and_a_missing_title_is_an_error(tmp_path: Path, ca
     (d / "a.md").write_text("Alpha is a town.")
     (d / "b.md").write_text("Beta is a river.")
     ix = str(tmp_path / "ix")
-    assert main(["index", str(d), "--index", ix, "--llm", "none", "--embedder", "hashing", "-q"]) == 0
+    assert main(["index", ix, str(d), "--llm", "none", "--embedder", "hashing", "-q"]) == 0
     capsys.readouterr()
     assert main(["inspect", ix, "--documents"]) == 0
     listed = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
@@ -121,7 +121,7 @@ def test_documents_are_listed_and_a_missing_title_is_an_error(tmp_path: Path, ca
     assert listed[0][4] == "1 of 1 chunks failed"  # --llm none: nothing extracted yet
     assert main(["delete", ix, "--doc", "nope"]) == 1 and "--documents" in capsys.readouterr().err
     (d / "b.md").write_text("Beta is a lake now.")  # edited: indexing again replaces it
-    assert main(["index", str(d), "--index", ix, "--llm", "none", "--embedder", "hashing", "-q"]) == 0
+    assert main(["index", ix, str(d), "--llm", "none", "--embedder", "hashing", "-q"]) == 0
     assert "1 changed documents replaced" in capsys.readouterr().out
 
 
@@ -172,7 +172,7 @@ def test_edit_add_remove_and_index_again_equals_a_fresh_build(tmp_path: Path, mo
     import sqlite3
 
     from conftest import openie_llm
-    from t2rag import cli_common
+    from t2rag.cli import common as cli_common
     from t2rag.cli import main
 
     calls: list[Any] = []
@@ -185,7 +185,7 @@ def test_edit_add_remove_and_index_again_equals_a_fresh_build(tmp_path: Path, mo
     monkeypatch.setattr(cli_common, "llm_from_args", scripted)
 
     def build(folder: Path, ix: Path, *extra: str) -> None:
-        assert main(["index", str(folder), "--index", str(ix), "--llm", "scripted", "--embedder", "hashing",
+        assert main(["index", str(ix), str(folder), "--llm", "scripted", "--embedder", "hashing",
                      "-q", *extra]) == 0
 
     def state(ix: Path) -> dict[str, Any]:

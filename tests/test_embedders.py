@@ -186,7 +186,7 @@ def test_index_sends_an_openai_embedders_texts_to_the_given_base_url(tmp_path: A
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     (tmp_path / "a.md").write_text("Alpha is a town in Borduria.")
     with fake_openai() as (url, state):
-        code = main(["index", str(tmp_path / "a.md"), "--index", str(tmp_path / "ix"), "--llm", "none",
+        code = main(["index", str(tmp_path / "ix"), str(tmp_path / "a.md"), "--llm", "none",
                      "--embedder", "openai:nomic-embed-text", "--base-url", url, "-q"])
         monkeypatch.setenv("OPENAI_BASE_URL", url)  # reopened by its recorded name: the same server
         assert code == 0 and main(["inspect", str(tmp_path / "ix")]) == 0

@@ -11,7 +11,7 @@ import pytest
 
 from t2rag.embed.registry import get_embedder
 from t2rag.errors import T2RAGError
-from t2rag.service.endpoints import LocalEndpoints
+from t2rag.llm.endpoints import LocalEndpoints
 
 TEXTS = ["Inception was directed by Christopher Nolan.", "Szohod is the capital of Borduria.", "1871"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import fake_openie_reply
-from t2rag.eval.cli import add_bench_arguments, bench_main
+from t2rag.cli.bench import add_bench_arguments, bench_main
 from t2rag.eval.report import COST_CHART, EM_CHART, TABLE_COLUMNS, render_report
 from t2rag.eval.runner import answered_ids, run_bench
 from t2rag.llm.scripted import ScriptedLLM

@@ -323,7 +323,7 @@ def test_the_manifest_names_the_model_and_prompts_of_each_build(tmp_path: Path) 
 
 
 def test_the_estimate_calls_equal_the_real_builds(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
-    import t2rag.cli_common
+    import t2rag.cli.common
     from t2rag.cli import main
     from t2rag.config import IndexConfig
     from t2rag.index.estimate import estimate_build, pending_chunks
@@ -344,8 +344,8 @@ def test_the_estimate_calls_equal_the_real_builds(tmp_path: Path, capsys: Any, m
     assert est.calls == len(full.calls) == 2 * len(chunks)  # two-pass: two calls a chunk, as the build made
     corpus = tmp_path / "c.json"
     corpus.write_text(json.dumps([{"title": d.title, "text": d.text} for d in docs]))
-    monkeypatch.setattr(t2rag.cli_common, "llm_from_args", lambda args, manifest=None: openie_llm())
-    assert main(["index", str(corpus), "--index", str(tmp_path / "new"), "--llm", "scripted", "--estimate", "3",
+    monkeypatch.setattr(t2rag.cli.common, "llm_from_args", lambda args, manifest=None: openie_llm())
+    assert main(["index", str(tmp_path / "new"), str(corpus), "--llm", "scripted", "--estimate", "3",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["chunks"] == len(chunks) and out["calls"] == 2 * len(chunks)

@@ -126,7 +126,7 @@ def test_credentials_in_a_base_url_are_redacted() -> None:
 
 
 def test_terminal_escapes_in_titles_are_shown_not_run() -> None:
-    from t2rag.cli_common import printable
+    from t2rag.cli.common import printable
 
     assert printable("Title\x1b]0;pwned\x07 ok") == "Title\\x1b]0;pwned\\x07 ok"
 
@@ -151,7 +151,7 @@ def test_an_empty_corpus_indexes_nothing_and_says_so(tmp_path: Path, capsys: pyt
     from t2rag.cli import main
 
     (tmp_path / "empty.json").write_text("[]")
-    code = main(["index", str(tmp_path / "empty.json"), "--index", str(tmp_path / "ix"), "--llm", "none",
+    code = main(["index", str(tmp_path / "ix"), str(tmp_path / "empty.json"), "--llm", "none",
                  "--embedder", "hashing"])
     assert code == 1 and "holds no documents" in capsys.readouterr().err
 
@@ -175,15 +175,15 @@ def test_paths_of_the_wrong_kind_are_one_line_each(tmp_path: Path, capsys: pytes
     corpus = tmp_path / "c.json"
     corpus.write_text('[{"title": "A", "text": "Alpha is in Borduria."}]')
     index = ["--llm", "none", "--embedder", "hashing", "-q"]
-    assert main(["index", str(corpus), "--index", str(tmp_path / "ix"), *index]) == 0
+    assert main(["index", str(tmp_path / "ix"), str(corpus), *index]) == 0
     (tmp_path / "binary.json").write_bytes(b"\xd0\xcf\x11\xe0 not text \xff")
     (tmp_path / "q.json").write_text('["Where is Alpha?"]')
     (tmp_path / "outdir").mkdir()
     blocker = tmp_path / "blocker"
     blocker.write_text("a file")
     cases = [
-        (["index", str(corpus), "--index", str(corpus), *index], 1, "is a file"),
-        (["index", str(corpus), "--index", str(blocker / "ix"), *index], 1, "error"),
+        (["index", str(corpus), str(corpus), *index], 1, "is a file"),
+        (["index", str(blocker / "ix"), str(corpus), *index], 1, "error"),
         (["ask", str(tmp_path / "ix"), "--questions", str(tmp_path / "binary.json"), "--out",
           str(tmp_path / "o.jsonl"), "--llm", "scripted"], 1, "not UTF-8"),
         (["ask", str(tmp_path / "ix"), "--questions", str(tmp_path / "q.json"), "--out", str(tmp_path / "outdir"),
@@ -203,7 +203,7 @@ def test_a_damaged_database_is_one_line_for_every_command(damage: str, tmp_path:
     corpus = tmp_path / "c.json"
     corpus.write_text('[{"title": "A", "text": "Alpha is in Borduria."}]')
     ix, db = tmp_path / "ix", tmp_path / "ix" / "meta.sqlite"
-    assert main(["index", str(corpus), "--index", str(ix), "--llm", "none", "--embedder", "hashing", "-q"]) == 0
+    assert main(["index", str(ix), str(corpus), "--llm", "none", "--embedder", "hashing", "-q"]) == 0
     if damage == "header":
         with db.open("r+b") as f:
             f.write(b"not a database!!")
@@ -262,7 +262,7 @@ def test_redact_masks_every_url_form_and_never_raises(url: str) -> None:
 @pytest.mark.parametrize("command", [
     ["inspect", "{url}"], ["ask", "{url}", "q?"], ["serve", "{url}", "--port", "0"], ["mcp", "{url}"],
     ["delete", "{url}", "--doc", "x"], ["export-openie", "{url}", "{tmp}/o.json"], ["copy", "{tmp}/ix", "{url}"],
-    ["index", "{tmp}/c.json", "--index", "{url}", "--llm", "none", "--embedder", "hashing"],
+    ["index", "{url}", "{tmp}/c.json", "--llm", "none", "--embedder", "hashing"],
     ["inspect", "postgresql://u:S3cretPW@localhost:notaport/db"], ["inspect", "postgresql://u:S3cretPW@[::1/db"],
 ])
 def test_no_command_prints_a_database_password(command: list[str], tmp_path: Path, capsys: Any) -> None:

@@ -304,7 +304,7 @@ def test_a_killed_servers_jobs_are_resumed_with_their_ids(index: Path) -> None:
 
 
 def test_a_foreign_host_header_is_refused(index: Path) -> None:
-    from t2rag.service.cli import allowed_hosts
+    from t2rag.cli.serve import allowed_hosts
 
     with serving(Service(index, replies())) as url:
         assert httpx.get(f"{url}/v1/index").status_code == 200

@@ -27,7 +27,7 @@ import httpx
 from t2rag.eval.datasets import load_samples
 from t2rag.eval.metrics import best_em, best_f1, recall_at_k
 from t2rag.eval.report import render_report
-from t2rag.service.endpoints import LocalEndpoints
+from t2rag.llm.endpoints import LocalEndpoints
 from t2rag.types import md5_hex
 
 HERE = Path(__file__).resolve().parent

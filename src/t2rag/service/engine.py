@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from t2rag import cli_common
 from t2rag.answer import Answer
 from t2rag.answer_log import AnswerLog
 from t2rag.api import T2RAG
@@ -161,21 +158,6 @@ class Service:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-
-    @classmethod
-    @contextmanager
-    def opened(cls, args: Any, **kwargs: Any) -> Iterator[Service]:
-        """The service for a command's ``index`` and LLM options, closed on exit; a missing
-        index is reported before a model loads."""
-        from t2rag.index.store import require_manifest
-
-        manifest = require_manifest(args.index)  # a directory or a postgresql:// URL
-        service = cls(args.index, cli_common.llm_from_args(args, manifest), log=not getattr(args, "no_log", False),
-                      **kwargs)
-        try:
-            yield service
-        finally:
-            service.close()
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)

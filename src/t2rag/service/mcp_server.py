@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import re
@@ -15,10 +14,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from t2rag import cli_common
 from t2rag.answer import ChunkRef
 from t2rag.api import check_question
-from t2rag.cli_common import INDEX_HELP
 from t2rag.errors import T2RAGError
 from t2rag.index.corpus import Document
 from t2rag.query.events import QueryEvent, describe
@@ -248,19 +245,3 @@ def serve_stdio(server: Any) -> None:
             await low.run(read, write, low.create_initialization_options())
 
     anyio.run(main)
-
-
-def cmd_mcp(args: argparse.Namespace) -> int:
-    with Service.opened(args) as service:
-        serve_stdio(build_server(service, allow_writes=args.allow_writes))
-    return 0
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser("mcp", help="serve an index to agents over MCP (stdio): tools ask, search_facts, read_passage")
-    p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
-    cli_common.llm_args(p)
-    p.add_argument("--no-log", action="store_true", help="do not record answers in the index's log (t2rag logs)")
-    p.add_argument("--allow-writes", action="store_true",
-                   help="also offer add_documents, delete_documents and job_status (off: the agent can only read)")
-    p.set_defaults(func=cmd_mcp)

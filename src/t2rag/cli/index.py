@@ -1,24 +1,36 @@
-"""The t2rag command: parse arguments, call the library, print; errors become one line."""
+"""The index commands: ``index``, ``inspect``, ``export-openie``, ``delete``, ``copy``, ``defaults``."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from t2rag import __version__, cli_common
-from t2rag.cli_common import EXIT_OK, EXIT_USAGE, EXIT_USER, INDEX_HELP, llm_args, printable
-from t2rag.config import ChunkConfig
-from t2rag.errors import InputError, T2RAGError, UsageError
+from t2rag.cli import common as cli_common
+from t2rag.cli.common import EXIT_OK, INDEX_HELP, llm_args, printable
+from t2rag.config import ChunkConfig, OpenIEConfig, StoreConfig
+from t2rag.errors import InputError, UsageError
 from t2rag.redact import redact
 
 
 # --- index / inspect / delete -------------------------------------------------------
+def old_spelling(args: argparse.Namespace) -> None:
+    """``t2rag index CORPUS --index INDEX`` (version 0.1) still works, with a note, until 0.3."""
+    if args.index_option is not None:
+        if args.corpus is not None:
+            raise UsageError("name the index once: t2rag index INDEX CORPUS")
+        args.corpus, args.index = args.index, args.index_option
+        print("t2rag: note: `t2rag index CORPUS --index INDEX` is the old spelling; write "
+              "`t2rag index INDEX CORPUS` (the old one is removed in 0.3)", file=sys.stderr)
+    elif args.corpus is None:
+        raise UsageError("t2rag index needs the index and what to read: t2rag index INDEX CORPUS")
+
+
 def cmd_index(args: argparse.Namespace) -> int:
-    from t2rag.config import IndexConfig, OpenIEConfig, StoreConfig
+    old_spelling(args)
+    from t2rag.config import IndexConfig
     from t2rag.index import TripleIndex, load_corpus, load_openie
     from t2rag.llm.registry import check_spec
     from t2rag.progress import BuildBar
@@ -189,31 +201,28 @@ def cmd_defaults(args: argparse.Namespace) -> int:
 
 
 # --- parser ----------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2rag", description="Multi-hop QA over your documents with triplet-driven "
-                                     "thinking. Index a corpus, then ask questions.")
-    parser.add_argument("--version", action="version", version=f"t2rag {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def register(sub: Any) -> None:
     p = sub.add_parser("index", help="build or extend an index from a corpus")
-    p.add_argument("corpus", help="a document file or a folder of them (text, Markdown, reStructuredText, HTML, "
+    p.add_argument("index", metavar="INDEX", help=INDEX_HELP + " (created if missing)")
+    p.add_argument("corpus", nargs="?", metavar="CORPUS",
+                   help="a document file or a folder of them (text, Markdown, reStructuredText, HTML, "
                    "PDF, Word .docx; any text encoding), or a JSON list / JSONL of {title, text}")
-    p.add_argument("--index", required=True, metavar="INDEX", help=INDEX_HELP + " (created if missing)")
+    p.add_argument("--index", dest="index_option", metavar="INDEX", help=argparse.SUPPRESS)  # 0.1's spelling
     llm_args(p)
     p.add_argument("--embedder", default=None, metavar="SPEC",
                    help="minilm (default, offline), openai:MODEL, st:PATH, hashing[:DIM] (tests)")
     p.add_argument("--openie-from", metavar="FILE", help="import HippoRAG OpenIE output instead of running the LLM "
                    "(chunks missing from the file still go to --llm; with --llm none they are recorded as "
                    "not extracted and picked up by a later run with an LLM)")
-    p.add_argument("--openie-mode", choices=["two_pass", "single"], default="two_pass",
-                   help="entities then triples (default), or one pass")
+    p.add_argument("--openie-mode", choices=["two_pass", "single"], default=OpenIEConfig().mode,
+                   help=f"two_pass: entities then triples, or single: one pass ({OpenIEConfig().mode})")
     chunk = ChunkConfig()
     p.add_argument("--chunk-size", type=int, default=chunk.size,
                    help=f"chunk size in word/punctuation tokens ({chunk.size})")
     p.add_argument("--chunk-overlap", type=int, default=chunk.overlap,
                    help=f"tokens shared by adjacent chunks ({chunk.overlap})")
-    p.add_argument("--index-type", choices=["flat", "hnsw", "ivf"], default="flat",
-                   help="exact inner product (default) or approximate for large indexes")
+    p.add_argument("--index-type", choices=["flat", "hnsw", "ivf"], default=StoreConfig().index_type,
+                   help=f"exact inner product (flat) or approximate for large indexes ({StoreConfig().index_type})")
     p.add_argument("--retry-failed", action="store_true", help="extract previously failed chunks again")
     p.add_argument("--estimate", type=int, nargs="?", const=5, metavar="N",
                    help="extract N sample chunks (5) and print the whole build's expected LLM calls, tokens and "
@@ -260,48 +269,3 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", help="its server's URL, for openai:MODEL")
     p.add_argument("--clear", action="store_true", help="remove the saved default")
     p.set_defaults(func=cmd_defaults)
-
-    for register in _extra_commands():
-        register(sub)
-    return parser
-
-
-def _extra_commands() -> list[Callable[[Any], None]]:
-    """Commands living in other modules register themselves here; the MCP server's needs the
-    optional ``mcp`` package and is left out without it."""
-    from t2rag import cli_query
-    from t2rag.eval import cli as eval_cli
-    from t2rag.service import cli as service_cli
-
-    regs = [cli_query.register, eval_cli.register, service_cli.register]
-    try:
-        from t2rag.service import mcp_server
-    except ImportError:
-        return regs
-    return [*regs, mcp_server.register]
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except UsageError as e:  # every message passes redact: a location may carry a password
-        print(f"t2rag: error: {redact(str(e))}", file=sys.stderr)
-        return EXIT_USAGE
-    except T2RAGError as e:
-        print(f"t2rag: error: {redact(str(e))}", file=sys.stderr)
-        return EXIT_USER
-    except BrokenPipeError:
-        return EXIT_OK
-    except OSError as e:  # a path that is a directory, not writable, gone: the user's to fix
-        where = f": {e.filename}" if e.filename else ""
-        print(f"t2rag: error: {redact(f'{e.strerror or e}{where}')}", file=sys.stderr)
-        return EXIT_USER
-    except KeyboardInterrupt:
-        print("t2rag: interrupted; committed work is kept, run the same command to resume", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from t2rag import cli_common
+from t2rag.cli import common as cli_common
 from t2rag.eval import METHODS
 
 EXIT_OK = 0

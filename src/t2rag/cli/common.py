@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from t2rag.defaults import Choice, choose_llm
 from t2rag.errors import UsageError
 from t2rag.llm.base import LLM
+
+if TYPE_CHECKING:
+    from t2rag.service.engine import Service
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 INDEX_HELP = "index directory, or a postgresql://USER@HOST/DB URL (password from PGPASSWORD or ~/.pgpass)"
@@ -94,3 +99,18 @@ def printable(text: str) -> str:
     """Text from documents made safe for a terminal: control characters (escape sequences
     that could move the cursor or retitle the window) shown as ``\\xNN``."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+@contextmanager
+def open_service(args: argparse.Namespace, **kwargs: Any) -> Iterator[Service]:
+    """The served engine for a command's ``index`` and LLM options, closed on exit; a missing
+    index is reported before a model loads."""
+    from t2rag.index.store import require_manifest
+    from t2rag.service.engine import Service
+
+    manifest = require_manifest(args.index)  # a directory or a postgresql:// URL
+    service = Service(args.index, llm_from_args(args, manifest), log=not getattr(args, "no_log", False), **kwargs)
+    try:
+        yield service
+    finally:
+        service.close()

@@ -7,8 +7,8 @@ import ipaddress
 import os
 from typing import Any
 
-from t2rag import cli_common
-from t2rag.cli_common import INDEX_HELP
+from t2rag.cli import common as cli_common
+from t2rag.cli.common import INDEX_HELP
 from t2rag.errors import T2RAGError, UsageError
 from t2rag.redact import redact
 
@@ -57,7 +57,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from t2rag.service.app import Settings, create_app
     from t2rag.service.deadline import with_read_timeout
-    from t2rag.service.engine import Service
 
     token = os.environ.get(TOKEN_ENV)
     if token is not None and not token.strip():
@@ -72,7 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         max_question=args.max_question,
                         timeout_s=args.timeout, cors_origins=tuple(args.cors or ()),
                         allowed_hosts=allowed_hosts(args.host, args.allow_host or []))
-    with Service.opened(args, max_waiting=args.max_waiting) as service:
+    with cli_common.open_service(args, max_waiting=args.max_waiting) as service:
         print(f"t2rag: serving {redact(str(args.index))} on http://{args.host}:{args.port}/ "
               f"(API docs at /docs; {'bearer token required' if token else 'no token'})", flush=True)
         uvicorn.run(create_app(service, settings), host=args.host, port=args.port, log_level="warning",
@@ -84,8 +83,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_endpoints(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from t2rag.llm.endpoints import run_endpoints
     from t2rag.llm.local import DEFAULT_CONTEXT
-    from t2rag.service.endpoints import run_endpoints
 
     llm = None if args.llm == "none" else args.llm
     if llm is None and args.embedder == "none":
