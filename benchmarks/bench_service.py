@@ -32,7 +32,7 @@ from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.llm.scripted import ScriptedLLM
 from t2rag.service.app import Settings, create_app
-from t2rag.service.engine import Service
+from t2rag.service.served import Service
 from t2rag.types import Triple
 
 

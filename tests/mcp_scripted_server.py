@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 from t2rag.llm.scripted import ScriptedLLM
-from t2rag.service.engine import Service
 from t2rag.service.mcp_server import build_server, serve_stdio
+from t2rag.service.served import Service
 
 ANSWER_PROMPT = r"Write the answer|Notes from the search"  # either form of the answer prompt
 

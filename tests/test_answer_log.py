@@ -11,7 +11,7 @@ import pytest
 
 from t2rag.answer_log import AnswerLog
 from t2rag.api import T2RAG
-from t2rag.service.engine import Service
+from t2rag.service.served import Service
 from test_service import index, replies, serving  # noqa: F401 - shared fixture and helpers
 
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from conftest import ANSWER_PROMPT
-from t2rag.answer import Answer
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import ConfigError
@@ -20,6 +19,7 @@ from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.llm.scripted import ScriptedLLM, Seq
 from t2rag.query.config import PAPER
+from t2rag.result import Answer
 from t2rag.types import Message, Triple
 
 CORPUS: list[tuple[str, str, list[tuple[str, str, str]]]] = [

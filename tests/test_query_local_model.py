@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from t2rag.answer import Answer
 from t2rag.api import T2RAG
 from t2rag.embed.hashing import HashingEmbedder
 from t2rag.errors import T2RAGError
@@ -16,6 +15,7 @@ from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.llm.base import LLM
+from t2rag.result import Answer
 from t2rag.types import Triple
 
 CORPUS = [

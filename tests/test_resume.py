@@ -80,7 +80,7 @@ COPY_SCRIPT = textwrap.dedent(
     """
     import sys, time
     from t2rag.index.sqlite_store import SqliteStore
-    from t2rag.index.copy import copy_index
+    from t2rag.index.transfer import copy_index
 
     record = SqliteStore.record_openie
     def slow(self, rec):

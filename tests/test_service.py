@@ -22,7 +22,7 @@ from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.llm.scripted import ScriptedLLM
 from t2rag.service.app import Settings, create_app
-from t2rag.service.engine import Service
+from t2rag.service.served import Service
 from t2rag.types import Message, Triple
 
 DOCS = [("Alpha", "Alpha is a town in Borduria.", [("Alpha", "is a town in", "Borduria")]),
@@ -255,7 +255,7 @@ sys.path.insert(0, {tests!r})
 from conftest import fake_openie_reply
 from t2rag.index.corpus import Document
 from t2rag.llm.scripted import ScriptedLLM
-from t2rag.service.engine import Service
+from t2rag.service.served import Service
 
 def slow(messages):
     time.sleep(0.05)

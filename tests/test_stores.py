@@ -412,7 +412,7 @@ def test_a_truncated_lexical_id_list_is_rebuilt_not_an_index_error(tmp_path: Pat
 
 
 def test_a_repeated_title_keeps_its_chunk_order_through_a_copy(tmp_path: Path, location: str | Path) -> None:
-    from t2rag.index.copy import copy_index
+    from t2rag.index.transfer import copy_index
 
     long_text = " ".join(f"First{i} part." for i in range(150))
     docs = [Document("Same", long_text), Document("Same", " ".join(f"Second{i} part." for i in range(150)))]

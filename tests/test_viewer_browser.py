@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from t2rag.service.engine import Service
+from t2rag.service.served import Service
 from test_service import DOCS, replies, serving
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from t2rag.answer import Answer
 from t2rag.index.store import is_url
+from t2rag.result import Answer
 
 LOG_FILE = "answers.sqlite"
 NO_LOG_ENV = "T2RAG_NO_LOG"

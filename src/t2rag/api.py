@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from t2rag.answer import Answer
 from t2rag.answer_log import AnswerLog
 from t2rag.embed.base import Embedder
 from t2rag.errors import InputError
@@ -20,6 +19,7 @@ from t2rag.query.config import QueryConfig
 from t2rag.query.engine import answer_question
 from t2rag.query.events import EventSink
 from t2rag.query.retrieve import Retriever
+from t2rag.result import Answer
 from t2rag.types import Chunk
 
 MAX_QUESTION_CHARS = 4_000  # a question, not a document: longer ones are refused, not truncated

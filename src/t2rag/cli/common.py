@@ -14,7 +14,7 @@ from t2rag.errors import UsageError
 from t2rag.llm.base import LLM
 
 if TYPE_CHECKING:
-    from t2rag.service.engine import Service
+    from t2rag.service.served import Service
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 INDEX_HELP = "index directory, or a postgresql://USER@HOST/DB URL (password from PGPASSWORD or ~/.pgpass)"
@@ -106,7 +106,7 @@ def open_service(args: argparse.Namespace, **kwargs: Any) -> Iterator[Service]:
     """The served engine for a command's ``index`` and LLM options, closed on exit; a missing
     index is reported before a model loads."""
     from t2rag.index.store import require_manifest
-    from t2rag.service.engine import Service
+    from t2rag.service.served import Service
 
     manifest = require_manifest(args.index)  # a directory or a postgresql:// URL
     service = Service(args.index, llm_from_args(args, manifest), log=not getattr(args, "no_log", False), **kwargs)

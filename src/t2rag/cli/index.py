@@ -170,7 +170,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_copy(args: argparse.Namespace) -> int:
-    from t2rag.index.copy import copy_index
+    from t2rag.index.transfer import copy_index
 
     r = copy_index(args.src, args.dst)
     c = r["counts"]

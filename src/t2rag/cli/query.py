@@ -10,13 +10,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from t2rag.answer import Answer
 from t2rag.api import check_question
 from t2rag.cli import common as cli_common
 from t2rag.cli.common import INDEX_HELP
 from t2rag.errors import InputError, UsageError
 from t2rag.jsontext import jsonl_lines, loads
 from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append
+from t2rag.result import Answer
 
 
 def _query_args(p: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 
 from t2rag.embed.base import normalize_rows
 from t2rag.errors import BackendError, ConfigError
-from t2rag.http import JSONClient, backend_name, resolve_base_url
+from t2rag.openai_http import JSONClient, backend_name, resolve_base_url
 
 
 class OpenAICompatEmbedder:

@@ -15,7 +15,8 @@ from t2rag import prompts
 from t2rag.api import T2RAG
 from t2rag.llm.base import LLM
 from t2rag.llm.budget import fit_passages
-from t2rag.query.synthesize import format_numbered, read_passages
+from t2rag.query.formatting import format_numbered
+from t2rag.query.synthesize import read_passages
 from t2rag.types import Chunk, Usage
 
 STEP_TOKENS = 96  # one reasoning sentence

@@ -7,10 +7,10 @@ import time
 from typing import Any
 
 from t2rag.errors import BackendError, ConfigError, RequestRejected
-from t2rag.http import HTTPStatusError, JSONClient, backend_name, resolve_base_url
 from t2rag.jsontext import loads
 from t2rag.llm.base import DEFAULT_MAX_TOKENS
 from t2rag.llm.structured import clean_text
+from t2rag.openai_http import HTTPStatusError, JSONClient, backend_name, resolve_base_url
 from t2rag.types import Completion, Message
 
 # Each structured-output mode falls back to the next when a server rejects response_format.

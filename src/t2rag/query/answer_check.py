@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 
-from t2rag.query.decompose import ANSWER_PLACEHOLDER, question_shape
-from t2rag.query.state import QueryState
+from t2rag.query.decompose import question_shape
+from t2rag.query.state import ANSWER_PLACEHOLDER, QueryState
 
 _DATE_Q = re.compile(r"^(when|(in |during )?(what|which) (year|date|decade|century|month))\b|\bwhat year\b", re.I)
 _NUMBER_Q = re.compile(r"^(how (many|much|old|long|far|tall|large|big)|what (percentage|percent|number)\b)", re.I)

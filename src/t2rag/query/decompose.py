@@ -16,14 +16,13 @@ from t2rag.llm.base import LLM
 from t2rag.llm.structured import ask_json, parse_json_lenient
 from t2rag.prompts import load, load_data
 from t2rag.query.config import DecomposeConfig
-from t2rag.query.state import QueryTriple, canonical, is_placeholder
+from t2rag.query.state import ANSWER_PLACEHOLDER, QueryTriple, canonical, is_placeholder
 from t2rag.types import Usage
 
 PROMPT = "decompose"
 EXAMPLES = "decompose_examples"  # worked examples (prompts/decompose_examples.json)
 MAX_TRIPLES = 8  # a factoid question needs a handful; more is a runaway reply
 
-ANSWER_PLACEHOLDER = "?answer"
 _TERM: dict[str, Any] = {"type": "string", "minLength": 1}
 _TRIPLE: dict[str, Any] = {"type": "array", "items": _TERM, "minItems": 3, "maxItems": 3}
 

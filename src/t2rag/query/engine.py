@@ -4,7 +4,7 @@ Termination (``stop_reason``) is checked before every round, in this order:
 
 * ``complete``   -- nothing is pending: every query triple is resolved. This is the only
   natural completion; the paper's synthesis then sees the resolved triples alone (by default
-  T2RAG's also reads passages: ``Run.answer_chunks``).
+  T2RAG's also reads passages: ``synthesize.answer_chunks``).
 * ``early_stop`` -- no further progress is possible: no triple became searchable in the last
   round (``to_search`` is empty) and no fuzzy triple is left, so the searchable triples that
   remain were already searched and stayed unresolved. Also when a question-fallback round
@@ -36,18 +36,18 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from t2rag.answer import Answer, ChunkRef, DecompositionRecord, RoundTrace, Termination, Timing
 from t2rag.llm.base import LLM
 from t2rag.prompts import prompt_hashes
 from t2rag.query.answer_check import problem
 from t2rag.query.config import QueryConfig
-from t2rag.query.decompose import ANSWER_PLACEHOLDER, EXAMPLES, Decomposition, decompose
+from t2rag.query.decompose import EXAMPLES, Decomposition, decompose
 from t2rag.query.events import EventSink, Kind, QueryEvent
 from t2rag.query.resolve import Resolution, resolve
 from t2rag.query.retrieve import Evidence, Retriever
-from t2rag.query.state import QueryState, TrackedTriple, apply_bindings, initial_state
+from t2rag.query.state import ANSWER_PLACEHOLDER, QueryState, TrackedTriple, apply_bindings, initial_state
 from t2rag.query.synthesize import Synthesis, answer_chunks, read_passages, reading, synthesize
 from t2rag.query.trace import prop_ref, resolved_facts, round_trace, triples
+from t2rag.result import Answer, ChunkRef, DecompositionRecord, RoundTrace, Termination, Timing
 from t2rag.types import Chunk, PropositionHit, Usage
 
 PROMPTS = ["decompose", "resolve", "answer", "answer_notes", "read"]
@@ -59,12 +59,12 @@ def answer_question(
     on_event: EventSink | None = None,
 ) -> Answer:
     """Answer one question with T2RAG's triple-driven rounds; ``on_event`` hears each step."""
-    run = Run(question, llm, retriever, config or QueryConfig(), on_event=on_event)
+    run = QueryRun(question, llm, retriever, config or QueryConfig(), on_event=on_event)
     run.ground()
     plan = run.decompose()
     state = initial_state(plan.triples)
     if run.config.decompose.reject_failed and (plan.problems or plan.fallback):
-        return run.finish(state, "plan_rejected", run.read())
+        return run.finish(state, "plan_rejected", run.read_question_passages())
     fallback = run.config.question_fallback
     reason = stop_reason(state, 0, run.config.rounds, fallback=fallback)
     while reason is None:
@@ -121,7 +121,7 @@ def search_plan(
 
 
 @dataclass
-class Run:
+class QueryRun:
     """One query's context and records: the stages it calls, the usage and time they take."""
 
     question: str
@@ -221,7 +221,7 @@ class Run:
         second = write(note)
         return second if problem(self.question, second.answer, state) is None else first
 
-    def read(self) -> Synthesis:
+    def read_question_passages(self) -> Synthesis:
         """The plan failed its checks: answer as chunk RAG does, from the question's passages."""
         with self._llm_time():
             return read_passages(self.llm, self.question, self.passages, usage=self.usage,

@@ -13,9 +13,9 @@ from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
 from t2rag.query.config import ResolveConfig
-from t2rag.query.decompose import ANSWER_PLACEHOLDER
+from t2rag.query.formatting import format_passages, format_triples
 from t2rag.query.retrieve import Evidence
-from t2rag.query.state import Binding, QueryState, Support, TrackedTriple, canonical, is_placeholder
+from t2rag.query.state import ANSWER_PLACEHOLDER, Binding, QueryState, Support, canonical, is_placeholder
 from t2rag.types import Chunk, Message, PropositionHit, Usage
 
 PROMPT = "resolve"
@@ -85,18 +85,6 @@ def targets(state: QueryState, *, in_order: bool, one_hop: bool = True) -> set[s
     if in_order:
         return {t.current.placeholders[0] for t in state.searchable}
     return state.open_placeholders() - {ANSWER_PLACEHOLDER}
-
-
-def format_triples(triples: Sequence[TrackedTriple], note_fuzzy: bool = False) -> str:
-    lines = []
-    for t in triples:
-        extra = "  (several unknowns)" if note_fuzzy and t.current.kind == "fuzzy" else ""
-        lines.append(f"- {t.current}{extra}")
-    return "\n".join(lines) or "(none)"
-
-
-def format_passages(chunks: Sequence[Chunk]) -> str:
-    return "\n\n".join(f"(P{i}) {c.passage}" for i, c in enumerate(chunks, 1))
 
 
 def render(question: str, state: QueryState, evidence: Evidence, passages: Sequence[Chunk],

@@ -10,6 +10,7 @@ from typing import Literal
 from t2rag.types import verbalize
 
 TripleKind = Literal["resolved", "searchable", "fuzzy"]
+ANSWER_PLACEHOLDER = "?answer"  # the unknown a plan asks for: its value is the answer
 
 _PLACEHOLDER = re.compile(r"\?[\w-]*")
 

@@ -13,7 +13,7 @@ from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load
 from t2rag.query.config import AnswerConfig
-from t2rag.query.resolve import format_passages, format_triples
+from t2rag.query.formatting import format_numbered, format_passages, format_triples
 from t2rag.query.state import QueryState
 from t2rag.types import Chunk, Message, Usage
 
@@ -200,7 +200,3 @@ def _with_reasoning(data: Any) -> tuple[str, str]:
     if isinstance(data, str):  # a bare JSON string is the answer
         return " ".join(data.split()), ""
     return _answer(data), scalar_text(data.get("reasoning")) or ""
-
-
-def format_numbered(chunks: Sequence[Chunk]) -> str:
-    return "\n\n".join(f"[{i}] {c.passage}" for i, c in enumerate(chunks, 1))

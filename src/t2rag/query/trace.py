@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from t2rag.answer import (
+from t2rag.query.resolve import Resolution
+from t2rag.query.retrieve import Evidence
+from t2rag.query.state import QueryState, TrackedTriple
+from t2rag.result import (
     BindingRecord,
     ChunkRef,
     DroppedBinding,
@@ -13,9 +16,6 @@ from t2rag.answer import (
     RoundTrace,
     StateSnapshot,
 )
-from t2rag.query.resolve import Resolution
-from t2rag.query.retrieve import Evidence
-from t2rag.query.state import QueryState, TrackedTriple
 from t2rag.types import Chunk, PropositionHit
 
 

@@ -32,9 +32,9 @@ from t2rag.api import check_question as api_check_question
 from t2rag.api import query_config
 from t2rag.errors import T2RAGError
 from t2rag.service.chat import add_chat_routes
-from t2rag.service.engine import Busy, Service
 from t2rag.service.library import UPLOAD_PATH, add_library_routes
 from t2rag.service.running import Running, stop_switch
+from t2rag.service.served import Busy, Service
 
 log = logging.getLogger("t2rag.service")
 

@@ -20,7 +20,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from t2rag.answer import Answer
+from t2rag.result import Answer
 from t2rag.service.running import Running
 
 MODEL = "t2rag"

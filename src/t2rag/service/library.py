@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from t2rag.index.corpus import Document
 from t2rag.index.documents import FORMAT_NAMES, FORMATS, read_file
-from t2rag.service.engine import Busy, Service
+from t2rag.service.served import Busy, Service
 
 UPLOAD_PATH = "/v1/documents/file"
 

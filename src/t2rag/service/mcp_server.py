@@ -14,12 +14,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from t2rag.answer import ChunkRef
 from t2rag.api import check_question
 from t2rag.errors import T2RAGError
 from t2rag.index.corpus import Document
 from t2rag.query.events import QueryEvent, describe
-from t2rag.service.engine import Busy, Service
+from t2rag.result import ChunkRef
+from t2rag.service.served import Busy, Service
 
 Question = Annotated[str, Field(description="A question in plain language, up to 4,000 characters.")]
 

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from t2rag.answer import Answer
 from t2rag.errors import T2RAGError
 from t2rag.query.events import QueryEvent
+from t2rag.result import Answer
 
 
 class Cancelled(T2RAGError):

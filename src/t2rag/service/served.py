@@ -10,7 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from t2rag.answer import Answer
 from t2rag.answer_log import AnswerLog
 from t2rag.api import T2RAG
 from t2rag.errors import IndexLockedError
@@ -19,6 +18,7 @@ from t2rag.index.corpus import Document
 from t2rag.index.store import is_url
 from t2rag.llm.base import LLM, parallelism
 from t2rag.query.events import EventSink
+from t2rag.result import Answer
 from t2rag.service.jobs import Job, JobLog
 
 
