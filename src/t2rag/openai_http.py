@@ -6,7 +6,7 @@ import email.utils
 import os
 import random
 import time
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 import httpx
@@ -149,3 +149,24 @@ class JSONClient:
         if not isinstance(body, dict):
             raise BackendError(f"POST {url}: expected a JSON object, got {type(body).__name__}")
         return body
+
+
+class Connection(TypedDict, total=False):
+    """How to reach an OpenAI-compatible server: the options every backend over one takes."""
+
+    base_url: str | None  # default: $OPENAI_BASE_URL, else the public endpoint
+    api_key: str | None  # default: the environment variable api_key_env names
+    api_key_env: str  # OPENAI_API_KEY
+    timeout: float  # seconds per request (60)
+    max_retries: int  # for 429, 5xx and connection errors (4)
+    backoff_s: float  # first retry's wait, doubled each time (0.5)
+
+
+def connect(kind: str, model: str, *, max_connections: int = 8,
+            **c: Unpack[Connection]) -> tuple[str, str, JSONClient]:
+    """(base URL, backend name, client) for ``model`` at the server ``c`` describes."""
+    url = resolve_base_url(c.get("base_url"))
+    client = JSONClient(url, api_key=c.get("api_key"), api_key_env=c.get("api_key_env", "OPENAI_API_KEY"),
+                        timeout=c.get("timeout", 60.0), max_retries=c.get("max_retries", 4),
+                        backoff_s=c.get("backoff_s", 0.5), max_connections=max_connections)
+    return url, backend_name(kind, model, url), client

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
 from t2rag.embed.base import normalize_rows
 from t2rag.errors import BackendError, ConfigError
-from t2rag.openai_http import JSONClient, backend_name, resolve_base_url
+from t2rag.openai_http import Connection, connect
 
 
 class OpenAICompatEmbedder:
@@ -15,34 +17,13 @@ class OpenAICompatEmbedder:
     When ``dim`` is not given it is learned by embedding one short probe text at construction.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        batch_size: int = 256,
-        timeout: float = 60.0,
-        max_retries: int = 4,
-        dim: int | None = None,
-        backoff_s: float = 0.5,
-    ) -> None:
+    def __init__(self, model: str, *, batch_size: int = 256, dim: int | None = None,
+                 **connection: Unpack[Connection]) -> None:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-        url = resolve_base_url(base_url)
         self.model = model
-        self.base_url = url
-        self.name = backend_name("openai", model, url)
         self.batch_size = batch_size
-        self._http = JSONClient(
-            url,
-            api_key=api_key,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-        )
+        self.base_url, self.name, self._http = connect("openai", model, **connection)
         self.dim = dim if dim is not None else int(self._batch(["dimension probe"]).shape[1])
 
     def __repr__(self) -> str:

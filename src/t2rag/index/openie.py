@@ -91,3 +91,10 @@ def extract(llm: LLM, chunk: Chunk, cfg: OpenIEConfig, usage: Usage | None = Non
             raw = f"{raw}\n---\n{e.raw}" if raw else e.raw
         return OpenIERecord(chunk.id, f"llm:{llm.name}", raw, str(e), entities, [])
     return OpenIERecord(chunk.id, f"llm:{llm.name}", _raw(completions), None, entities, triples, dropped)
+
+
+def records_to_forget(*, everything: bool, only_unextracted: bool) -> str | None:
+    """The SQL condition (on the ``openie`` table, the same in every store) selecting the records
+    a run drops to extract their chunks again: every failed one (``--retry-failed``), or those
+    recorded as not extracted (an index built with ``--llm none``, now given an LLM); None for none."""
+    return "error IS NOT NULL" if everything else "source = 'none'" if only_unextracted else None

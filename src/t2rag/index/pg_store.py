@@ -24,6 +24,7 @@ from t2rag.config import StoreConfig
 from t2rag.errors import IndexMismatchError, IndexNotFoundError, InputError
 from t2rag.index.lexical import LexicalIndex
 from t2rag.index.manifest import Manifest
+from t2rag.index.openie import records_to_forget
 from t2rag.redact import redact
 from t2rag.types import Chunk, DocumentSummary, Location, OpenIERecord, Proposition, PropositionHit, Triple
 
@@ -308,7 +309,7 @@ class PgStore:
         return len(dead)
 
     def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
-        which = "error IS NOT NULL" if everything else "source = 'none'" if only_unextracted else None
+        which = records_to_forget(everything=everything, only_unextracted=only_unextracted)
         if which is None:
             return
         with self.transaction() as db:  # their leases go too: the chunks are up for extraction again

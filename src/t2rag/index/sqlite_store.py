@@ -26,6 +26,7 @@ from t2rag.config import StoreConfig
 from t2rag.errors import IndexDamagedError, IndexLockedError
 from t2rag.index.lexical import LexicalIndex, clean_temp
 from t2rag.index.manifest import Manifest
+from t2rag.index.openie import records_to_forget
 from t2rag.index.vectors import FaissVectors, exact_search
 from t2rag.index.vectors import clean_temp as clean_vector_temp
 from t2rag.types import Chunk, DocumentSummary, Location, OpenIERecord, Proposition, PropositionHit, Triple
@@ -325,11 +326,10 @@ class SqliteStore:
         return 0  # no leases: the writer lock dies with its process
 
     def forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
-        with self.transaction() as db:
-            if everything:
-                db.execute("DELETE FROM openie WHERE error IS NOT NULL")
-            elif only_unextracted:
-                db.execute("DELETE FROM openie WHERE source = 'none'")
+        which = records_to_forget(everything=everything, only_unextracted=only_unextracted)
+        if which is not None:
+            with self.transaction() as db:
+                db.execute(f"DELETE FROM openie WHERE {which}")
 
     @_locked
     def propositions_without_vectors(self) -> list[tuple[int, str]]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Unpack
 
 from t2rag.errors import BackendError, ConfigError, RequestRejected
 from t2rag.jsontext import loads
 from t2rag.llm.base import DEFAULT_MAX_TOKENS
 from t2rag.llm.structured import clean_text
-from t2rag.openai_http import HTTPStatusError, JSONClient, backend_name, resolve_base_url
+from t2rag.openai_http import Connection, HTTPStatusError, connect
 from t2rag.types import Completion, Message
 
 # Each structured-output mode falls back to the next when a server rejects response_format.
@@ -31,40 +31,17 @@ def _response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None
 class OpenAICompatLLM:
     """Chat completions over HTTP; retries transient failures, never logs or repeats the API key."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        timeout: float = 60.0,
-        max_retries: int = 4,
-        max_concurrency: int = 8,
-        structured: str = "json_schema",
-        backoff_s: float = 0.5,
-        context_tokens: int | None = None,
-    ) -> None:
+    def __init__(self, model: str, *, max_concurrency: int = 8, structured: str = "json_schema",
+                 context_tokens: int | None = None, **connection: Unpack[Connection]) -> None:
         if structured not in _STRUCTURED_MODES:
             raise ConfigError(f"structured must be one of {', '.join(_STRUCTURED_MODES)}; got {structured!r}")
-        url = resolve_base_url(base_url)
         self.model = model
-        self.base_url = url
-        self.name = backend_name("openai", model, url)
         self.max_concurrency = max_concurrency
         # The server's context window, when known: prompts that carry passages are fitted to it.
         self.context_tokens = context_tokens
         self._structured = structured
         self._lock = threading.Lock()
-        self._http = JSONClient(
-            url,
-            api_key=api_key,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            max_connections=max_concurrency,
-        )
+        self.base_url, self.name, self._http = connect("openai", model, max_connections=max_concurrency, **connection)
 
     def __repr__(self) -> str:
         return f"OpenAICompatLLM({self.name!r})"

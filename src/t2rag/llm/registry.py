@@ -15,15 +15,21 @@ OLLAMA_DEFAULT_HOST = "127.0.0.1:11434"
 REMOTE = ("openai", "ollama")  # OpenAI-compatible servers
 
 
-def _openai(arg: str, **opts: Any) -> LLM:
+def _remote(parallel: int | None, context: int | None, opts: dict[str, Any]) -> dict[str, Any]:
+    """A remote backend's names for the slots (concurrent requests) and the server's context."""
+    return {**opts, **({"max_concurrency": parallel} if parallel else {}),
+            **({"context_tokens": context} if context else {})}
+
+
+def _openai(arg: str, parallel: int | None = None, context: int | None = None, **opts: Any) -> LLM:
     from t2rag.llm.openai_compat import OpenAICompatLLM
 
     if not arg:
         raise ConfigError("LLM spec 'openai:' needs a model name, e.g. openai:gpt-4o-mini")
-    return OpenAICompatLLM(model=arg, **opts)
+    return OpenAICompatLLM(model=arg, **_remote(parallel, context, opts))
 
 
-def _ollama(arg: str, **opts: Any) -> LLM:
+def _ollama(arg: str, parallel: int | None = None, context: int | None = None, **opts: Any) -> LLM:
     """An Ollama server through its OpenAI-compatible API: ``$OLLAMA_HOST`` or Ollama's default
     address, unless a base URL is given; no key is needed or sent."""
     from t2rag.llm.openai_compat import OpenAICompatLLM
@@ -31,7 +37,7 @@ def _ollama(arg: str, **opts: Any) -> LLM:
     if not arg:
         raise ConfigError("LLM spec 'ollama:' needs a model name, e.g. ollama:qwen2.5:1.5b")
     opts.setdefault("base_url", ollama_url())
-    return OpenAICompatLLM(model=arg, api_key_env="OLLAMA_API_KEY", **opts)
+    return OpenAICompatLLM(model=arg, api_key_env="OLLAMA_API_KEY", **_remote(parallel, context, opts))
 
 
 def ollama_url() -> str:
@@ -43,13 +49,14 @@ def ollama_url() -> str:
     return host.rstrip("/") + ("" if host.rstrip("/").endswith("/v1") else "/v1")
 
 
-def _local(arg: str, **opts: Any) -> LLM:
+def _local(arg: str, parallel: int | None = None, context: int | None = None, **opts: Any) -> LLM:
     from t2rag.llm.local import LocalLLM
 
-    return LocalLLM(arg or "default", **opts)
+    own: dict[str, Any] = {**({"n_parallel": parallel} if parallel else {}), **({"n_ctx": context} if context else {})}
+    return LocalLLM(arg or "default", **opts, **own)
 
 
-def _scripted(arg: str, **opts: Any) -> LLM:
+def _scripted(arg: str, parallel: int | None = None, context: int | None = None, **opts: Any) -> LLM:
     from t2rag.llm.scripted import ScriptedLLM
 
     return ScriptedLLM(**opts)
@@ -92,17 +99,12 @@ def get_llm(
         if kind not in REMOTE:
             raise ConfigError("a base URL only applies to openai:MODEL and ollama:MODEL")
         opts["base_url"] = base_url
-    if parallel is not None:
-        if parallel < 1:
-            raise ConfigError(f"parallel must be at least 1 (got {parallel})")
-        if kind != "scripted":
-            opts["max_concurrency" if kind in REMOTE else "n_parallel"] = parallel
-    if context is not None:
-        if context < 256:
-            raise ConfigError(f"the context must be at least 256 tokens (got {context})")
-        if kind != "scripted":
-            opts["context_tokens" if kind in REMOTE else "n_ctx"] = context
-    return with_cache(_REGISTRY[kind](arg, **opts), cache if kind != "scripted" else False)
+    if parallel is not None and parallel < 1:
+        raise ConfigError(f"parallel must be at least 1 (got {parallel})")
+    if context is not None and context < 256:
+        raise ConfigError(f"the context must be at least 256 tokens (got {context})")
+    llm = _REGISTRY[kind](arg, parallel=parallel, context=context, **opts)
+    return with_cache(llm, cache if kind != "scripted" else False)
 
 
 def with_cache(llm: LLM, cache: bool | str | Path) -> LLM:
