@@ -140,6 +140,12 @@ def test_all_methods_rows_and_metrics(tmp_path: Path) -> None:
     row = _lines(out / "predictions" / "t2rag.jsonl")[0]
     for key in ("id", "question", "answer", "gold", "em", "f1", "usage", "termination", "retrieved_titles", "recall"):
         assert key in row
+    info = json.loads((out / "run.json").read_text())  # every row names how it was made
+    t2 = info["settings"]["t2rag"]
+    assert t2["id"] == row["run"]["settings"] and t2["config"]["answer"]["passages"] == 4
+    assert "decompose" in t2["prompts"]
+    assert row["run"]["commit"] and row["run"]["slots"] >= 1 and info["sessions"][0]["commit"] == row["run"]["commit"]
+    assert info["answered"]["t2rag"] == 3 and info["methods"] == list(m)
     std = _lines(out / "predictions" / "standard.jsonl")[0]
     assert std["gold"] == ["Oslo", "Oslo, Norway"] and "total" in std["usage"]
     assert set(std["recall"]) == {"recall@1", "recall@2", "recall@5", "recall@10"}

@@ -24,7 +24,7 @@ from t2rag.progress import BuildBar
 from t2rag.query.config import QueryConfig
 from t2rag.types import Usage
 
-__all__ = ["METHODS", "T2RAG_CONFIGS", "T2RAGMethod", "build_index", "make_methods"]
+__all__ = ["METHODS", "T2RAG_CONFIGS", "T2RAGMethod", "build_index", "make_methods", "method_settings"]
 
 K_READ = QueryConfig().k_chunks  # the paper's k = 5 chunks, for the baselines too
 IRCOT_ROUNDS = 3
@@ -100,6 +100,20 @@ def build_index(
         "counts": counts,
         "usage": usage.to_dict(),
     }
+
+
+def method_settings(name: str) -> dict[str, Any]:
+    """What decides a method's answers besides the model and the index: its settings and the
+    versions of the prompts it sends (recorded in the run, so a predictions file explains itself)."""
+    from t2rag.prompts import prompt_hashes
+    from t2rag.query.decompose import EXAMPLES
+    from t2rag.query.engine import PROMPTS
+
+    if name in T2RAG_CONFIGS:
+        return {"config": QueryConfig.from_dict(T2RAG_CONFIGS[name]).to_dict(),
+                "prompts": prompt_hashes(PROMPTS, data=(EXAMPLES,))}
+    config: dict[str, Any] = {"nor": {}, "ircot": {"k": K_READ, "rounds": IRCOT_ROUNDS}}.get(name, {"k_read": K_READ})
+    return {"config": config, "prompts": prompt_hashes(["read", "ircot_step"] if name == "ircot" else ["read"])}
 
 
 @contextmanager

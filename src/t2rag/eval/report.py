@@ -200,6 +200,27 @@ def cache_note(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return ["", "LLM replies served from the response cache (tokens counted, seconds not): " + ", ".join(hits)]
 
 
+def consistency_notes(runs: list[tuple[str, dict[str, Any]]],
+                      preds: dict[str, list[dict[str, Any]]] | None) -> list[str]:
+    """Say so when the table mixes question counts, or a method's rows were made by different
+    code or settings (each row's ``run`` stamp: commit, decoding slots, settings id)."""
+    notes = []
+    ns = sorted({s["n"] for _, m in runs for s in m["methods"].values()})
+    if len(ns) > 1:
+        notes.append(f"The methods answered different numbers of questions (n = {', '.join(map(str, ns))}): "
+                     "compare them in the paired tables, which use only the questions both answered.")
+    for name, rows in (preds or {}).items():
+        stamps = [r.get("run") or {} for r in rows]
+        settings = {st.get("settings") for st in stamps}
+        commits = {st.get("commit") for st in stamps}
+        if len(settings) > 1 or len(commits) > 1:
+            unstamped = sum(not st for st in stamps)
+            notes.append(f"{name}: rows from {len(commits - {None})} commit(s) and {len(settings - {None})} "
+                         f"settings id(s) (run.json names them)" + (f"; {unstamped} rows predate the stamps"
+                                                                    if unstamped else ""))
+    return [""] + [f"Note: {n}" for n in notes] if notes else []
+
+
 def index_lines(runs: list[tuple[str, dict[str, Any]]]) -> str:
     out = []
     for label, m in runs:
@@ -225,6 +246,7 @@ def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str],
         "EM, F1 and recall are percentages; costs are per question (index build cost below, apart).",
         "",
         main_table(runs),
+        *consistency_notes(runs, preds),
         *cache_note(runs),
         "",
         "## Retrieval recall of gold supporting passages",
@@ -252,6 +274,19 @@ def render_markdown(runs: list[tuple[str, dict[str, Any]]], charts: list[str],
     return "\n".join(parts) + "\n"
 
 
+def sync_run_info(run_dir: Path, metrics: dict[str, Any]) -> None:
+    """run.json lists the methods that have predictions and how many questions each answered
+    (``methods`` keeps those of every invocation otherwise, removed ones too)."""
+    info = _read(run_dir / "run.json")
+    if not isinstance(info, dict):
+        return
+    answered = {name: s["n"] for name, s in metrics["methods"].items()}
+    info["methods"] = [m for m in info.get("methods", []) if m in answered] + [
+        m for m in answered if m not in info.get("methods", [])]
+    info["answered"] = answered
+    write_text(run_dir / "run.json", json.dumps(info, indent=2))
+
+
 def render_report(run_dirs: list[Path], out: Path | None = None) -> str:
     """Recompute metrics from the runs' predictions and write ``report.md`` + charts to ``out``.
 
@@ -263,8 +298,9 @@ def render_report(run_dirs: list[Path], out: Path | None = None) -> str:
     if not dirs:
         raise InputError("no run directories given")
     metrics = [compute_metrics(d) for d in dirs]
-    for d, m in zip(dirs, metrics):  # each run's metrics.json stays true to its predictions
+    for d, m in zip(dirs, metrics):  # each run's metrics.json and run.json stay true to its predictions
         write_text(d / "metrics.json", json.dumps(m, indent=2))
+        sync_run_info(d, m)
     runs = [(_label(d, m), m) for d, m in zip(dirs, metrics)]
     target = Path(out) if out else (dirs[0] if len(dirs) == 1 else dirs[0].parent / "compare")
     target.mkdir(parents=True, exist_ok=True)

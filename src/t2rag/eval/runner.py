@@ -8,8 +8,10 @@ answered question, so a killed run continues where it stopped), ``metrics.json``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterable
@@ -22,7 +24,7 @@ from t2rag.embed.registry import get_embedder
 from t2rag.errors import ConfigError, ParseError, RequestRejected
 from t2rag.eval.baselines import Method, Prediction
 from t2rag.eval.datasets import Sample, load_dataset_corpus, load_samples
-from t2rag.eval.methods import METHODS, build_index, make_methods
+from t2rag.eval.methods import METHODS, build_index, make_methods, method_settings
 from t2rag.eval.metrics import best_em, best_f1, recall_at_k
 from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.registry import get_llm, with_cache
@@ -42,6 +44,26 @@ def parse_methods(methods: str | Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def settings_id(settings: dict[str, Any]) -> str:
+    """A short id of a method's settings (config and prompt versions): rows that share it were
+    produced the same way."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def source_commit() -> str:
+    """The git commit of the code that runs (``+dirty`` with uncommitted changes), or "unknown"
+    outside a checkout."""
+    here = Path(__file__).resolve().parents[1]  # the package source
+    try:
+        sha = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                             text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--", "."],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return sha + ("+dirty" if dirty else "")
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
 
@@ -58,6 +80,8 @@ def _check_run_info(out_dir: Path, info: dict[str, Any]) -> None:
             )
         info["methods"] = list(dict.fromkeys(old.get("methods", []) + info["methods"]))
         info["started"] = old.get("started", info["started"])
+        info["settings"] = {**old.get("settings", {}), **info["settings"]}  # the latest of each method
+        info["sessions"] = old.get("sessions", []) + info["sessions"]
     path.write_text(json.dumps(info, indent=2), encoding="utf-8")
 
 
@@ -91,10 +115,14 @@ def run_bench(
     llm = (get_llm(llm_spec, cache=cache and cache_file) if isinstance(llm_spec, str)
            else with_cache(llm_spec, cache and cache_file))
     embedder = get_embedder(embedder_spec) if isinstance(embedder_spec, str) else embedder_spec
+    stamp = {"commit": source_commit(), "slots": parallelism(llm)}
+    settings = {name: method_settings(name) for name in names}
     _check_run_info(out, {
         "dataset": dataset, "data_dir": str(data_dir), "methods": names, "llm": llm.name,
         "embedder": embedder.name, "openie_from": str(openie_from) if openie_from else None,
         "limit": limit, "version": VERSION, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "settings": {name: {**s, "id": settings_id(s)} for name, s in settings.items()},
+        "sessions": [{**stamp, "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "methods": names, "limit": limit}],
     })
     ix_dir = None
     if any(n != "nor" for n in names):
@@ -104,7 +132,8 @@ def run_bench(
     with make_methods(names, llm=llm, embedder=embedder, index_dir=ix_dir) as runnable:
         for method in runnable:
             run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress,
-                       concurrency=parallelism(llm))
+                       concurrency=parallelism(llm),
+                       stamp={**stamp, "settings": settings_id(settings[method.name])})
     render_report([out], out)  # writes metrics.json too
     return compute_metrics(out)
 
@@ -173,10 +202,13 @@ def _predict(method: Method, question: str) -> Prediction:
 
 
 def run_method(
-    method: Method, samples: list[Sample], path: Path, *, progress: bool = True, concurrency: int = 1
+    method: Method, samples: list[Sample], path: Path, *, progress: bool = True, concurrency: int = 1,
+    stamp: dict[str, Any] | None = None,
 ) -> int:
     """Answer the samples not yet in ``path``, ``concurrency`` at a time (local parallel slots or
-    remote requests overlap); lines are written as answers finish. Returns how many were answered."""
+    remote requests overlap); lines are written as answers finish, each with ``stamp`` as its
+    ``run`` (the commit, the decoding slots and the method's settings id in run.json). Returns
+    how many were answered."""
     from tqdm import tqdm
 
     done = answered_ids(path)
@@ -187,7 +219,8 @@ def run_method(
     def answer(sample: Sample) -> dict[str, Any]:
         t0 = time.perf_counter()
         pred = _predict(method, sample.question)
-        return score(sample, pred, time.perf_counter() - t0)
+        row = score(sample, pred, time.perf_counter() - t0)
+        return {**row, "run": stamp} if stamp else row
 
     with bar, open_jsonl_for_append(path) as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
         for row in pool.map(answer, todo):
