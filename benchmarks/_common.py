@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "speed"
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

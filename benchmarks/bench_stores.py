@@ -6,7 +6,7 @@ generator of ``bench_search.py``): build rate (vectors/s; for PostgreSQL, rows w
 batches with the HNSW index in place, as a build does), search latency one query at a time
 (median, p99) and recall@50 against exact search; then PostgreSQL read throughput with 1 and
 4 processes searching the same index. The server is a private ``pgserver`` in a temp
-directory (or ``--url``). Results go to ``benchmarks/results/stores.json``.
+directory (or ``--url``). Results go to ``results/speed/stores.json``.
 
     .venv/bin/python benchmarks/bench_stores.py --synthetic 200000 --queries 200
 """

@@ -3,7 +3,7 @@
 # T2RAG against chunk RAG (standard) and IRCoT on MuSiQue, HotpotQA and Medical, and T2RAG's
 # ablations. Each step resumes where it stopped and the LLM response cache makes repeated
 # stages free, so re-running this script only computes what is missing. A method whose code
-# changed is re-run by moving its predictions aside first (RUN_DIR/superseded/).
+# changed is re-run by moving its predictions aside first (out of the run directory).
 # STEPS picks what to run (default: all): e.g. STEPS="medical planform" bash benchmarks/reproduce_accuracy.sh
 set -euo pipefail
 PARALLEL=${PARALLEL:-2}
