@@ -16,11 +16,14 @@ from t2rag.index.corpus import has_surrogates
 from t2rag.llm.base import LLM, parallelism
 from t2rag.llm.registry import DEFAULT_LLM, get_llm, with_cache
 from t2rag.query.config import QueryConfig
-from t2rag.query.engine import answer_question
+from t2rag.query.engine import PROMPTS, answer_question
 from t2rag.query.events import EventSink
 from t2rag.query.retrieve import Retriever
+from t2rag.query.synthesize import read_passages
 from t2rag.result import Answer
 from t2rag.types import Chunk
+
+__all__ = ["T2RAG", "QueryConfig", "check_question", "prompt_versions", "query_config", "read_passages"]
 
 MAX_QUESTION_CHARS = 4_000  # a question, not a document: longer ones are refused, not truncated
 
@@ -34,6 +37,14 @@ def check_question(question: str) -> str:
     if len(question) > MAX_QUESTION_CHARS:
         raise InputError(f"the question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
     return " ".join(question.split())
+
+
+def prompt_versions() -> dict[str, str]:
+    """The version (hash) of every prompt a question's answer depends on, as ``Answer.prompts``."""
+    from t2rag.prompts import prompt_hashes
+    from t2rag.query.decompose import EXAMPLES
+
+    return prompt_hashes(PROMPTS, data=(EXAMPLES,))
 
 
 def query_config(config: QueryConfig | dict[str, Any] | None) -> QueryConfig:

@@ -12,11 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from t2rag import prompts
-from t2rag.api import T2RAG
+from t2rag.api import T2RAG, read_passages
 from t2rag.llm.base import LLM
 from t2rag.llm.budget import fit_passages
-from t2rag.query.formatting import format_numbered
-from t2rag.query.synthesize import read_passages
 from t2rag.types import Chunk, Usage
 
 STEP_TOKENS = 96  # one reasoning sentence
@@ -144,7 +142,7 @@ class IRCoT:
         for _ in range(self.rounds):
             reasoning = " ".join(steps) or "(none yet)"
             messages, _ = fit_passages(
-                self.llm, lambda cs: template.render(passages=format_numbered(cs), question=question,
+                self.llm, lambda cs: template.render(passages=prompts.numbered_passages(cs), question=question,
                                                      reasoning=reasoning),  # noqa: B023 (called at once)
                 list(pool.values()), max_tokens=STEP_TOKENS, stage="ircot_step", usage=usage)
             c = self.llm.complete(messages, max_tokens=STEP_TOKENS, temperature=0.0)

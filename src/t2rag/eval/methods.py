@@ -10,10 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from t2rag.api import T2RAG
+from t2rag.api import T2RAG, QueryConfig, prompt_versions
 from t2rag.embed.base import Embedder
 from t2rag.eval import METHODS, T2RAG_CONFIGS
 from t2rag.eval.baselines import BM25Retriever, ChunkRAG, DenseRetriever, IRCoT, Method, NoRetrieval, Prediction
@@ -21,7 +22,6 @@ from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.llm.base import LLM
 from t2rag.progress import BuildBar
-from t2rag.query.config import QueryConfig
 from t2rag.types import Usage
 
 __all__ = ["METHODS", "T2RAG_CONFIGS", "T2RAGMethod", "build_index", "make_methods", "method_settings"]
@@ -39,28 +39,26 @@ class T2RAGMethod:
         self.config = config
 
     def predict(self, question: str) -> Prediction:
-        d = self.engine.ask(question, config=self.config).to_dict()
+        a = self.engine.ask(question, config=self.config)
         # Ranked as the method used them: what the answer read, each round's, the question's own.
-        ids = list(dict.fromkeys([c["id"] for c in d.get("answer_chunks", [])]
-                                 + [c["id"] for r in d.get("rounds", []) for c in r.get("chunks", [])]
-                                 + [c for p in d.get("grounding", []) for c in p.get("chunk_ids", [])]))
-        chunks = self.engine.passages(ids)
+        ids = list(dict.fromkeys([c.id for c in a.answer_chunks] + [c.id for r in a.rounds for c in r.chunks]
+                                 + [c for p in a.grounding for c in p.chunk_ids]))
         extra = {
-            "termination": d.get("termination"),
-            "answer_path": d.get("answer_path"),
-            "decomposition": d.get("decomposition"),
-            "rounds": len(d.get("rounds", [])),
+            "termination": a.termination,
+            "answer_path": a.answer_path,
+            "decomposition": asdict(a.decomposition),
+            "rounds": len(a.rounds),
             # each round's mode and how many placeholders it bound, e.g. ["triples:1", "read:0"]
-            "round_log": [f"{r.get('mode')}:{len(r.get('bindings', []))}" for r in d.get("rounds", [])],
-            "resolved": [r.get("triple") for r in d.get("resolved", [])],
-            "unresolved": d.get("unresolved", []),
-            "timing": d.get("timing"),  # the engine's own LLM / non-LLM split
+            "round_log": [f"{r.mode}:{len(r.bindings)}" for r in a.rounds],
+            "resolved": [f.triple for f in a.resolved],
+            "unresolved": a.unresolved,
+            "timing": asdict(a.timing),  # the engine's own LLM / non-LLM split
         }
-        if d.get("answer_check"):
-            extra["answer_check"] = d["answer_check"]
-        if d.get("errors"):
-            extra["pipeline_errors"] = d["errors"]
-        return Prediction(str(d.get("answer", "")), chunks, Usage.from_dict(d.get("usage") or {}), extra)
+        if a.answer_check:
+            extra["answer_check"] = a.answer_check
+        if a.errors:
+            extra["pipeline_errors"] = a.errors
+        return Prediction(a.answer, self.engine.passages(ids), Usage.from_dict(a.usage), extra)
 
 
 def build_index(
@@ -106,12 +104,9 @@ def method_settings(name: str) -> dict[str, Any]:
     """What decides a method's answers besides the model and the index: its settings and the
     versions of the prompts it sends (recorded in the run, so a predictions file explains itself)."""
     from t2rag.prompts import prompt_hashes
-    from t2rag.query.decompose import EXAMPLES
-    from t2rag.query.engine import PROMPTS
 
     if name in T2RAG_CONFIGS:
-        return {"config": QueryConfig.from_dict(T2RAG_CONFIGS[name]).to_dict(),
-                "prompts": prompt_hashes(PROMPTS, data=(EXAMPLES,))}
+        return {"config": QueryConfig.from_dict(T2RAG_CONFIGS[name]).to_dict(), "prompts": prompt_versions()}
     config: dict[str, Any] = {"nor": {}, "ircot": {"k": K_READ, "rounds": IRCOT_ROUNDS}}.get(name, {"k_read": K_READ})
     return {"config": config, "prompts": prompt_hashes(["read", "ircot_step"] if name == "ircot" else ["read"])}
 

@@ -182,27 +182,10 @@ class TripleIndex:
         self._forget_failures(everything=retry_failed, only_unextracted=bool(llm is not None or imported))
         pending = self.store.chunks_without_openie()
         state = BuildProgress(chunks_total=len(pending), usage=usage or Usage())
-        embedded = 0
-        for rec in self._extract_all(pending, llm, imported, state):
-            self.store.record_openie(rec)
-            state.chunks_done += 1
-            state.triples += len(rec.triples)
-            state.dropped += rec.dropped
-            state.failures += rec.error is not None
-            if state.chunks_done % 64 == 0:
-                embedded += self.embed_pending()
-            if progress:
-                progress(state)
-        embedded += self.embed_pending()
+        embedded = self._extract(pending, llm, imported, state, progress)
         chunks_embedded = self.ensure_chunk_vectors()
         self.store.save_vectors()
-        if state.chunks_done:
-            self.manifest.builds.append({
-                "llm": state.llm or ("imported" if imported else None), "prompts": prompt_hashes(openie.PROMPTS),
-                "library_version": VERSION, "chunks_extracted": state.chunks_done, "chunks_failed": state.failures,
-            })
-        self.manifest.counts = self.store.counts()
-        self.store.save_manifest(self.manifest)
+        self._record_build(state, imported=bool(imported))
         return {
             "new_chunks": new_chunks,
             "replaced": len(replaced),
@@ -215,6 +198,34 @@ class TripleIndex:
             "seconds": round(time.perf_counter() - t0, 3),
             "usage": state.usage.to_dict(),
         }
+
+    def _extract(self, pending: list[Chunk], llm: LLM | Callable[[], LLM] | None, imported: dict[str, Extraction],
+                 state: BuildProgress, progress: Callable[[BuildProgress], None] | None) -> int:
+        """Extract and record every pending chunk, each committed on its own, embedding the new
+        propositions every 64 chunks and at the end; returns how many propositions were embedded."""
+        embedded = 0
+        for rec in self._extract_all(pending, llm, imported, state):
+            self.store.record_openie(rec)
+            state.chunks_done += 1
+            state.triples += len(rec.triples)
+            state.dropped += rec.dropped
+            state.failures += rec.error is not None
+            if state.chunks_done % 64 == 0:
+                embedded += self.embed_pending()
+            if progress:
+                progress(state)
+        return embedded + self.embed_pending()
+
+    def _record_build(self, state: BuildProgress, *, imported: bool) -> None:
+        """The manifest notes a build that extracted something (its LLM and prompt versions) and
+        the new counts."""
+        if state.chunks_done:
+            self.manifest.builds.append({
+                "llm": state.llm or ("imported" if imported else None), "prompts": prompt_hashes(openie.PROMPTS),
+                "library_version": VERSION, "chunks_extracted": state.chunks_done, "chunks_failed": state.failures,
+            })
+        self.manifest.counts = self.store.counts()
+        self.store.save_manifest(self.manifest)
 
     def _replace_changed(self, chunked: list[tuple[Document, list[Chunk]]]) -> list[str]:
         """Delete the documents whose stored chunks differ from the incoming ones (the same

@@ -11,13 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from t2rag.errors import ConfigError
-from t2rag.types import Message
+from t2rag.types import Chunk, Message
 
 
 @dataclass(frozen=True)
@@ -87,3 +88,8 @@ def load_data(name: str) -> Any:
 def prompt_hashes(names: list[str], data: tuple[str, ...] = ()) -> dict[str, str]:
     """The version of each named prompt and of each prompt ``data`` file."""
     return {n: load(n).hash for n in names} | {d: _digest(_data_text(d)) for d in data}
+
+
+def numbered_passages(chunks: Sequence[Chunk]) -> str:
+    """Passages as the reading prompts number them: ``[1] text``, blank lines between."""
+    return "\n\n".join(f"[{i}] {c.passage}" for i, c in enumerate(chunks, 1))

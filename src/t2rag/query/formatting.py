@@ -19,6 +19,3 @@ def format_triples(triples: Sequence[TrackedTriple], note_fuzzy: bool = False) -
 def format_passages(chunks: Sequence[Chunk]) -> str:
     return "\n\n".join(f"(P{i}) {c.passage}" for i, c in enumerate(chunks, 1))
 
-
-def format_numbered(chunks: Sequence[Chunk]) -> str:
-    return "\n\n".join(f"[{i}] {c.passage}" for i, c in enumerate(chunks, 1))

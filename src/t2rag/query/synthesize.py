@@ -11,9 +11,9 @@ from t2rag.errors import ParseError
 from t2rag.llm.base import DEFAULT_MAX_TOKENS, LLM
 from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
-from t2rag.prompts import load
+from t2rag.prompts import load, numbered_passages
 from t2rag.query.config import AnswerConfig
-from t2rag.query.formatting import format_numbered, format_passages, format_triples
+from t2rag.query.formatting import format_passages, format_triples
 from t2rag.query.state import QueryState
 from t2rag.types import Chunk, Message, Usage
 
@@ -54,7 +54,7 @@ def render(
     shown = format_triples(state.resolved) if facts else "(none)"
     if notes:
         return load(NOTES_PROMPT).render(question=question.strip(), facts=shown, extra=extra,
-                                         passages=format_numbered(chunks) if chunks else "(none)")
+                                         passages=numbered_passages(chunks) if chunks else "(none)")
     if chunks:
         extra += "\nPassages:\n" + format_passages(chunks) + "\n"
     return load(PROMPT).render(question=question.strip(), facts=shown, extra=extra)
@@ -192,7 +192,7 @@ def read_passages(
 
 
 def read_prompt(question: str, chunks: Sequence[Chunk]) -> list[Message]:
-    passages = format_numbered(chunks) if chunks else "(no passages: answer from what you know)"
+    passages = numbered_passages(chunks) if chunks else "(no passages: answer from what you know)"
     return load(READ_PROMPT).render(passages=passages, question=question.strip())
 
 

@@ -126,6 +126,19 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         if not hmac.compare_digest(given.encode(), f"Bearer {s.token}".encode()):
             raise HTTPException(401, "missing or wrong bearer token")
 
+    guarded = [Depends(auth)]
+    gate = Gate(service, s)
+    _error_handlers(app)
+    _ask_routes(app, gate, guarded)
+    add_chat_routes(app, service.llm.name, guarded, gate.check_text, gate.start)
+    add_library_routes(app, service, guarded, gate.run)
+    _read_routes(app, gate, guarded)
+    return app
+
+
+def _error_handlers(app: FastAPI) -> None:
+    """Every error is one JSON line ``{"error": ...}``; an unexpected one names no internals."""
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
         return _error(e.status_code, str(e.detail))
@@ -141,43 +154,66 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         log.error("internal error: %s", type(e).__name__)
         return _error(500, "internal error")
 
-    def check_question(body: AskBody) -> str:
-        return check_text(body.question)
 
-    def check_text(question: str) -> str:
+@dataclass
+class Gate:
+    """What every route passes through: the question and config checks, admission to a slot,
+    and running the work off the event loop within the time limit."""
+
+    service: Service
+    s: Settings
+
+    def check_text(self, question: str) -> str:
         """The library's one question check (``api.check_question``), then this server's limit."""
         try:
             q = api_check_question(question)
         except T2RAGError as e:
             raise HTTPException(422, str(e)) from None
-        if len(q) > s.max_question:
-            raise HTTPException(422, f"the question is over {s.max_question} characters")
+        if len(q) > self.s.max_question:
+            raise HTTPException(422, f"the question is over {self.s.max_question} characters")
         return q
 
-    async def run(fn: Callable[[], Any], executor: Any = None) -> Any:
-        try:
-            return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(executor, fn), s.timeout_s)
-        except TimeoutError:
-            raise HTTPException(504, f"no answer within {s.timeout_s:g} s") from None
-        except Busy as e:
-            raise HTTPException(429, str(e)) from None
-        except T2RAGError as e:
-            raise HTTPException(400, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-
-    def check_config(config: dict[str, Any] | None) -> None:
+    def check_config(self, config: dict[str, Any] | None) -> None:
         """A bad config is the client's error (422), found before a slot is taken."""
         try:
             query_config(config)
         except T2RAGError as e:
             raise HTTPException(422, str(e)) from None
 
-    def admit() -> None:
+    def admit(self) -> None:
         try:
-            service.admit()
+            self.service.admit()
         except Busy as e:
             raise HTTPException(429, str(e)) from None
 
-    guarded = [Depends(auth)]
+    async def run(self, fn: Callable[[], Any], executor: Any = None) -> Any:
+        try:
+            return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(executor, fn), self.s.timeout_s)
+        except TimeoutError:
+            raise HTTPException(504, f"no answer within {self.s.timeout_s:g} s") from None
+        except Busy as e:
+            raise HTTPException(429, str(e)) from None
+        except T2RAGError as e:
+            raise HTTPException(400, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+
+    def start(self, q: str, config: dict[str, Any] | None, via: str = "rest") -> Running:
+        """Admit a question (429 before any stream starts) and start answering it now, not when
+        the client starts reading, so the admitted slot is always released. Its queue carries
+        its events, then None; a client that leaves stops the work at the next step."""
+        self.admit()
+        loop = asyncio.get_running_loop()
+        running = Running(asyncio.Queue())
+        on_event = running.sink(loop)
+        service = self.service
+        running.task = asyncio.ensure_future(
+            self.run(lambda: service.run_admitted(q, config, on_event=on_event, via=via), service.executor))
+        running.task.add_done_callback(lambda _: loop.call_soon_threadsafe(running.queue.put_nowait, None))
+        running.task.add_done_callback(_retrieved)  # a stopped question's error has no one to read it
+        return running
+
+
+def _ask_routes(app: FastAPI, gate: Gate, guarded: list[Any]) -> None:
+    service = gate.service
 
     @app.get("/health", summary="Liveness, the model and the question slots")
     async def health() -> dict[str, Any]:
@@ -189,13 +225,13 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         """The whole Answer: the answer, the facts and passages it rests on (with their files
         and pages), the round-by-round trace, tokens and time. 429 when every slot and the
         waiting line are taken; 504 past the time limit (the work then stops at its next step)."""
-        q = check_question(body)
-        check_config(body.config)
-        admit()
+        q = gate.check_text(body.question)
+        gate.check_config(body.config)
+        gate.admit()
         stopped = threading.Event()
         try:
-            answer = await run(lambda: service.run_admitted(q, body.config, on_event=stop_switch(stopped)),
-                               service.executor)
+            answer = await gate.run(lambda: service.run_admitted(q, body.config, on_event=stop_switch(stopped)),
+                                    service.executor)
         except HTTPException:  # a timeout: the work stops at its next step
             stopped.set()
             raise
@@ -206,45 +242,32 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
         """Server-sent events: ``decomposition``, then per round ``round``, ``evidence`` and
         ``bindings``, then ``answer`` and ``done`` with the whole Answer (or ``error``). Closing
         the connection stops the question at its next step and frees its slot."""
-        q = check_question(body)
-        check_config(body.config)
-        return StreamingResponse(_events(start(q, body.config)), media_type="text/event-stream",
+        q = gate.check_text(body.question)
+        gate.check_config(body.config)
+        return StreamingResponse(_events(gate.start(q, body.config)), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
-    def start(q: str, config: dict[str, Any] | None, via: str = "rest") -> Running:
-        """Admit a question (429 before any stream starts) and start answering it now, not when
-        the client starts reading, so the admitted slot is always released. Its queue carries
-        its events, then None; a client that leaves stops the work at the next step."""
-        admit()
-        loop = asyncio.get_running_loop()
-        running = Running(asyncio.Queue())
-        on_event = running.sink(loop)
-        running.task = asyncio.ensure_future(
-            run(lambda: service.run_admitted(q, config, on_event=on_event, via=via), service.executor))
-        running.task.add_done_callback(lambda _: loop.call_soon_threadsafe(running.queue.put_nowait, None))
-        running.task.add_done_callback(_retrieved)  # a stopped question's error has no one to read it
-        return running
 
-    add_chat_routes(app, service.llm.name, guarded, check_text, start)
-    add_library_routes(app, service, guarded, run)
+def _read_routes(app: FastAPI, gate: Gate, guarded: list[Any]) -> None:
+    service, limit = gate.service, gate.s.max_question
 
     @app.get("/v1/search", dependencies=guarded, summary="Search the facts (no LLM)")
     async def search(q: str, k: int = 10) -> dict[str, Any]:
         """The ``k`` facts nearest ``q`` (dense and BM25 fused), each with its source passages."""
-        if not q.strip() or len(q) > s.max_question or not 1 <= k <= 100:
-            raise HTTPException(422, f"q must be 1..{s.max_question} characters and k 1..100")
-        return {"query": q, "facts": await run(lambda: service.search(q, k))}
+        if not q.strip() or len(q) > limit or not 1 <= k <= 100:
+            raise HTTPException(422, f"q must be 1..{limit} characters and k 1..100")
+        return {"query": q, "facts": await gate.run(lambda: service.search(q, k))}
 
     @app.get("/v1/index", dependencies=guarded, summary="The index: counts, configs, samples")
     async def index_info() -> dict[str, Any]:
         """Counts, the manifest (embedder, configs), sample triples, failed chunks and the model."""
-        return await run(service.index_info)  # type: ignore[no-any-return]
+        return await gate.run(service.index_info)  # type: ignore[no-any-return]
 
     @app.get("/v1/passages", dependencies=guarded, summary="Read passages by id")
     async def passages(ids: str) -> dict[str, Any]:
         """Up to 50 comma-separated passage ids (as answers cite them): title, text and citation."""
         wanted = [i for i in ids.split(",") if i][:50]
-        return {"passages": await run(lambda: service.passages(wanted))}
+        return {"passages": await gate.run(lambda: service.passages(wanted))}
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def viewer() -> str:
@@ -255,8 +278,6 @@ def create_app(service: Service, settings: Settings | None = None) -> FastAPI:
     async def favicon() -> Response:
         icon = resources.files("t2rag.service").joinpath("static/favicon.svg").read_bytes()
         return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
-
-    return app
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:

@@ -83,14 +83,6 @@ def build_server(service: Service, *, allow_writes: bool = False) -> Any:
     calls), ``search_facts`` and ``read_passage`` (fast: no LLM), with ``add_documents``,
     ``delete_documents`` and ``job_status`` when ``allow_writes``; the resource
     ``t2rag://index/stats``. Every tool has typed inputs and outputs with descriptions."""
-    def checked(text: str) -> str:
-        """The one question check (``api.check_question``): text that is empty, too long or not
-        encodable (a lone surrogate, which no reply could carry back) is a tool error."""
-        try:
-            return check_question(text)
-        except T2RAGError as e:
-            raise ToolError(str(e)) from None
-
     server = MCPServer(
         "t2rag",
         instructions="Answers multi-hop questions over a private document index with triplet-driven thinking. "
@@ -98,8 +90,31 @@ def build_server(service: Service, *, allow_writes: bool = False) -> Any:
                      "reported per round); search_facts finds facts and read_passage reads a source (fast, no "
                      "LLM). Cite sources by their cited_as.",
     )
-    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+    _ask_tool(server, service)
+    _read_tools(server, service)
+    if allow_writes:
+        _write_tools(server, service)
 
+    @server.resource("t2rag://index/stats", name="index-stats", mime_type="application/json",
+                     description="Counts (documents, chunks, triples, propositions), embedder and model.")
+    def stats() -> str:
+        info = service.index_info(samples=0)
+        return json.dumps({"counts": info["counts"], "embedder": info["manifest"]["embedder"],
+                           "model": info["model"]})
+
+    return server
+
+
+def checked(text: str) -> str:
+    """The one question check (``api.check_question``): text that is empty, too long or not
+    encodable (a lone surrogate, which no reply could carry back) is a tool error."""
+    try:
+        return check_question(text)
+    except T2RAGError as e:
+        raise ToolError(str(e)) from None
+
+
+def _ask_tool(server: Any, service: Service) -> None:
     @server.tool(description="Answer a question from the indexed documents. Slow: 2-5 LLM calls (tens of "
                              "seconds on a CPU), with a progress notification per search round. Returns the "
                              "short answer, the facts it rests on and the passages it read, with citations.",
@@ -130,6 +145,10 @@ def build_server(service: Service, *, allow_writes: bool = False) -> Any:
             tokens=int(total.get("prompt_tokens", 0)) + int(total.get("completion_tokens", 0)),
             seconds=a.timing.total_s)
 
+
+def _read_tools(server: Any, service: Service) -> None:
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+
     @server.tool(description="Search the index for facts (subject-predicate-object sentences) relevant to a "
                              "query. Fast (milliseconds, no LLM). Returns the best k with scores and sources.",
                  annotations=reads)
@@ -150,18 +169,6 @@ def build_server(service: Service, *, allow_writes: bool = False) -> Any:
             raise ToolError(f"no passage {passage_id!r} in the index")
         p = found[0]
         return Passage(id=p["id"], title=p["title"], cited_as=p["cited_as"], text=p["text"])
-
-    if allow_writes:
-        _write_tools(server, service)
-
-    @server.resource("t2rag://index/stats", name="index-stats", mime_type="application/json",
-                     description="Counts (documents, chunks, triples, propositions), embedder and model.")
-    def stats() -> str:
-        info = service.index_info(samples=0)
-        return json.dumps({"counts": info["counts"], "embedder": info["manifest"]["embedder"],
-                           "model": info["model"]})
-
-    return server
 
 
 def _write_tools(server: Any, service: Service) -> None:
