@@ -14,8 +14,12 @@ from t2rag.config import ChunkConfig, OpenIEConfig, StoreConfig
 from t2rag.errors import InputError, UsageError
 from t2rag.redact import redact
 
-
 # --- index / inspect / delete -------------------------------------------------------
+# Decoding slots a local model extracts with: two chunks in flight were 1.38x as fast as one on
+# 2 cores with the same triples (docs/performance.md, "Indexing speed levers"); --parallel overrides.
+LOCAL_INDEX_SLOTS = 2
+
+
 def old_spelling(args: argparse.Namespace) -> None:
     """``t2rag index CORPUS --index INDEX`` (version 0.1) still works, with a note, until 0.3."""
     if args.index_option is not None:
@@ -51,6 +55,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.llm != "none":
         check_spec(args.llm)
         cli_common.check_llm_args(args)
+    if args.parallel is None and str(args.llm).split(":")[0] == "local":
+        args.parallel = LOCAL_INDEX_SLOTS
     llm = None if args.llm == "none" else (lambda: cli_common.llm_from_args(args))
     config = IndexConfig(
         chunk=ChunkConfig(size=args.chunk_size, overlap=args.chunk_overlap),

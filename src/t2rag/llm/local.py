@@ -28,9 +28,32 @@ def _one_line(text: object, limit: int = 300) -> str:
 DEFAULT_CONTEXT = 8192
 
 
+# Speculative decoding: a cheap guess at the next tokens, checked by the model in one batch.
+# "ngram" drafts from n-grams of the prompt and the reply so far (prompt lookup: extraction copies
+# spans of its passage); "draft:SPEC" drafts with a smaller bundled model, e.g. draft:small.
+SPECULATIVE = ("none", "ngram", "ngram-mod", "draft:small")
+
+
+def _speculative(params: Any, mode: str) -> None:
+    import xllamacpp
+
+    kinds = xllamacpp.common_speculative_type
+    if mode == "ngram":
+        params.speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+    elif mode == "ngram-mod":
+        params.speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_MOD]
+    elif mode.startswith("draft:"):
+        params.speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        params.speculative.draft.mparams.path = str(resolve_model_path(mode.partition(":")[2]))
+        params.speculative.draft.cpuparams.n_threads = params.cpuparams.n_threads
+        params.speculative.draft.cpuparams_batch.n_threads = params.cpuparams.n_threads
+    elif mode != "none":
+        raise ConfigError(f"speculative must be one of {', '.join(SPECULATIVE)}, not {mode!r}")
+
+
 def server_params(
     path: Path, *, n_ctx: int, n_parallel: int, threads: int, seed: int = 0, cache_ram_mib: int = 1024,
-    verbose: bool = False,
+    verbose: bool = False, speculative: str = "none",
 ) -> Any:
     """llama.cpp server parameters for a GGUF: ``n_parallel`` slots of ``n_ctx`` tokens each."""
     import xllamacpp
@@ -49,6 +72,7 @@ def server_params(
     params.warmup = False
     # -1 silences llama.cpp entirely (its default of 3 logs every load and request).
     params.verbosity = 3 if verbose else -1
+    _speculative(params, speculative)
     return params
 
 
@@ -70,6 +94,7 @@ class LocalLLM:
         seed: int = 0,
         cache_ram_mib: int = 1024,
         verbose: bool = False,
+        speculative: str = "none",
     ) -> None:
         if importlib.util.find_spec("xllamacpp") is None:
             raise ConfigError("the local LLM needs xllamacpp: pip install xllamacpp")
@@ -84,7 +109,12 @@ class LocalLLM:
         threads = n_threads or os.cpu_count() or 1
 
         self._params = server_params(path, n_ctx=n_ctx, n_parallel=n_parallel, threads=threads, seed=seed,
-                                     cache_ram_mib=cache_ram_mib, verbose=verbose)
+                                     cache_ram_mib=cache_ram_mib, verbose=verbose, speculative=speculative)
+        # llama.cpp's own timings, summed over requests: prompt and generated tokens and the
+        # milliseconds spent on each; draft tokens proposed and accepted (speculative decoding).
+        self.timings = dict.fromkeys(("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "draft_n",
+                                      "draft_n_accepted"), 0.0)
+        self._timings_lock = threading.Lock()
         self._server: Any = None  # loaded on the first request: cached replies need no model
         self._load_lock = threading.Lock()
         self.load_s: float | None = None
@@ -156,9 +186,13 @@ class LocalLLM:
         except (KeyError, IndexError, TypeError):
             raise BackendError(f"{self.name}: response without a message: {_one_line(response, 120)}") from None
         usage = response.get("usage") or {}
+        timings = response.get("timings") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         if cached is None:
-            cached = (response.get("timings") or {}).get("cache_n", 0)
+            cached = timings.get("cache_n", 0)
+        with self._timings_lock:
+            for key in self.timings:
+                self.timings[key] += float(timings.get(key) or 0)
         parsed: Any = None
         if want_json:
             try:
