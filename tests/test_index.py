@@ -385,3 +385,36 @@ def test_chunking_streams_tokens_with_bounded_memory() -> None:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert len(chunks) > 1000 and peak < 10 * 2**20 and not _re.search(r"\s$", chunks[-1].text)
+
+
+def test_a_local_model_indexes_with_two_slots_unless_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import t2rag.cli.common
+    from t2rag.cli import main
+
+    corpus = tmp_path / "c.json"
+    corpus.write_text(json.dumps([{"title": "A", "text": "Alpha is a town in Borduria."}]))
+    slots: list[int | None] = []
+
+    def model(args: Any, manifest: Any = None) -> Any:
+        slots.append(args.parallel)
+        return openie_llm()
+
+    monkeypatch.setattr(t2rag.cli.common, "llm_from_args", model)
+    common = ["--embedder", "hashing", "-q", "--estimate", "1", "--json"]
+    assert main(["index", str(tmp_path / "a"), str(corpus), "--llm", "local", *common]) == 0
+    assert main(["index", str(tmp_path / "b"), str(corpus), "--llm", "local", "--parallel", "1", *common]) == 0
+    assert main(["index", str(tmp_path / "c"), str(corpus), "--llm", "scripted", *common]) == 0
+    assert slots == [2, 1, None]
+
+
+def test_speculative_decoding_is_a_server_setting_checked_before_loading() -> None:
+    pytest.importorskip("xllamacpp")
+    import xllamacpp
+
+    from t2rag.errors import ConfigError
+    from t2rag.llm.local import server_params
+
+    params = server_params(Path("m.gguf"), n_ctx=512, n_parallel=1, threads=1, speculative="ngram")
+    assert list(params.speculative.types) == [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+    with pytest.raises(ConfigError, match="speculative must be one of"):
+        server_params(Path("m.gguf"), n_ctx=512, n_parallel=1, threads=1, speculative="magic")
