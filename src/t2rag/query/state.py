@@ -12,17 +12,22 @@ from t2rag.types import verbalize
 TripleKind = Literal["resolved", "searchable", "fuzzy"]
 ANSWER_PLACEHOLDER = "?answer"  # the unknown a plan asks for: its value is the answer
 
-_PLACEHOLDER = re.compile(r"\?[\w-]*")
+# ``?name``, a bare ``?``, or a name of up to five words (``?risk factor``): small models write
+# the unknown as a phrase as often as an identifier, and a phrase taken for a literal name
+# leaves the plan without its unknown.
+_PLACEHOLDER = re.compile(r"\?(?:[\w'’-]+(?:\s+[\w'’-]+){0,4})?")
+_NAME_GAPS = re.compile(r"[\s'’]+")
 
 
 def is_placeholder(term: str) -> bool:
-    """A term is a placeholder when it is wholly ``?name`` (a bare ``?`` counts too)."""
+    """A term is a placeholder when it is wholly ``?name``, ``?a short phrase`` or a bare ``?``."""
     return _PLACEHOLDER.fullmatch(term.strip()) is not None
 
 
 def canonical(term: str) -> str:
-    """Placeholder names compare case-insensitively: ``?Film`` and ``?film`` are one unknown."""
-    return term.strip().lower()
+    """Placeholder names compare case-insensitively, a phrase joined by underscores:
+    ``?Film`` and ``?film`` are one unknown, ``?risk factor`` is ``?risk_factor``."""
+    return _NAME_GAPS.sub("_", term.strip().lower()).strip("_") or "?"
 
 
 @dataclass(frozen=True)
