@@ -49,8 +49,9 @@ class DecomposeConfig:
     reask: bool = knob(False, "ask once more when a plan fails its checks")
     form: bool = knob(False, "constrain the reply to the question shape's plan form "
                              "(the answer triple a required field)")
-    repair: bool = knob(True, "repair a failing plan by rule (its only unknown is ?answer; unlinked and self-relating "
-                              "triples dropped; the question's statements taken as givens)")
+    repair: bool = knob(True, "repair a failing plan by rule (its only unknown, or the one its wh-phrase names, is "
+                              "?answer; unlinked, self-relating and past-the-answer triples dropped; the question's "
+                              "statements taken as givens)")
     reject_failed: bool = knob(True, "a plan that still fails its checks is not run: the question is answered from its "
                                      "own passages, as chunk RAG would")
 
