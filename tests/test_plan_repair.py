@@ -67,3 +67,4 @@ def test_a_triple_past_the_answer_stays_when_it_alone_holds_the_answer() -> None
     assert prune(plan) == plan[:2]
     lone = [T("?answer", "twinned with", "?city")]
     assert prune(lone) == lone
+

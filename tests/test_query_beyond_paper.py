@@ -18,10 +18,12 @@ from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.index.lexical import LexicalIndex
 from t2rag.llm.scripted import ScriptedLLM
+from t2rag.query.config import AnswerConfig
 from t2rag.query.decompose import check, examples, mark_answer, pick_examples, prune, question_shape
 from t2rag.query.resolve import REPLY_TOKENS, validate
 from t2rag.query.retrieve import Evidence, fuse
 from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_state
+from t2rag.query.synthesize import answer_chunks
 from t2rag.types import Chunk, PropositionHit, Triple
 
 CORPUS = [
@@ -403,3 +405,14 @@ def test_a_binding_is_credited_only_to_read_passages_that_state_it(tmp_path: Pat
         a = rag.ask("Where was the spouse of Anselm Brecht born?")
     fact = next(f for f in a.resolved if f.triple == ["Anselm Brecht", "spouse", "Ines Marlow"])
     assert [c.title for c in fact.chunks] == ["Anselm Brecht"]
+
+
+def test_the_answer_hops_passages_come_first_only_when_asked_and_reached() -> None:
+    q, r1, r2 = ([Chunk.make(f"{name}{i}", "text") for i in range(3)] for name in ("q", "hop1-", "hop2-"))
+    first = AnswerConfig(passages=2, answer_hop_first=True)
+    titles = lambda cs: [c.title for c in cs]  # noqa: E731
+    assert titles(answer_chunks(first, 5, q, [r1, r2], natural=False, reached=True)) == ["hop2-0", "q0"]
+    usual = answer_chunks(AnswerConfig(passages=2), 5, q, [r1, r2], natural=False, reached=True)
+    assert titles(usual) == ["q0", "hop1-0"]
+    short = answer_chunks(first, 5, q, [r1, r2], natural=False, reached=False)  # a broken chain reads as before
+    assert titles(short)[:3] == ["q0", "hop1-0", "hop2-0"] and len(short) == 5

@@ -92,6 +92,8 @@ class AnswerConfig:
     passages: int = knob(4, "passages read beside the facts when the chain reached its answer hop, taken in turn "
                             "from the question's best and each round's; after a stop short of it at least k_chunks; "
                             "0: the paper's last-round passages")
+    answer_hop_first: bool = knob(False, "when the chain reached its answer hop, that hop's passages are taken "
+                                         "first, before the question's best and the earlier rounds'")
     passages_after_stop: bool = knob(True, "after a stop short of completion the answer also reads passages")
     passages_when_complete: bool = knob(True, "after natural completion the answer also reads passages "
                                               "(the paper reads the resolved facts alone)")
@@ -237,4 +239,5 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "planform": {"decompose.form": True},  # the plan reply constrained to its shape's form
     "norepair": {"decompose.repair": False},  # a failing plan rejected, not repaired
     "answercheck": {"answer.check": True},  # a bridge-echo or wrong-kind answer asked again
+    "hopread": {"answer.passages": 2, "answer.answer_hop_first": True},  # 2 passages: the answer hop's best first
 }

@@ -157,7 +157,8 @@ def answer_chunks(
     """Passages for the answer: none after natural completion (the paper's path) unless
     ``passages_when_complete``; otherwise ``reading`` passages taken in turn from the
     question's own best passages and each round's retrieval, best first (so the answer reads
-    the question's best passage and each hop's); the paper's last-round chunks when
+    the question's best passage and each hop's), the answer hop's first when
+    ``config.answer_hop_first`` and the chain reached it; the paper's last-round chunks when
     ``config.passages`` is 0."""
     if not config.passages_after_stop or (natural and not config.passages_when_complete):
         return ()
@@ -165,6 +166,8 @@ def answer_chunks(
         return tuple(rounds[-1]) if rounds else ()
     n = reading(config, k_chunks, reached=reached)
     lists = [question_best, *rounds]
+    if reached and config.answer_hop_first and rounds:
+        lists = [rounds[-1], question_best, *rounds[:-1]]
     picked: dict[str, Chunk] = {}
     for rank in range(max(len(x) for x in lists)):
         for chunks in lists:
