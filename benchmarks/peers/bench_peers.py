@@ -5,7 +5,9 @@ peer in its own environment (benchmarks/peers/.venv, made by setup.sh) through r
 writes its answers as predictions of the benchmark run directory, scored with T2RAG's own EM, F1
 and recall code, so they appear in the same report. Tokens are read from the llama.cpp server's
 counters around each peer's run: tokens it evaluated (a prompt prefix reused from its cache is not
-counted), to compare with the report's "tokens not served from the prompt cache".
+counted), to compare with the report's "tokens not served from the prompt cache". RAPTOR
+(run_raptor.py) counts its own QA call per question instead, and its tree build, once per corpus,
+is its indexing cost (``peers/raptor-build.json``).
 
   .venv/bin/python benchmarks/peers/bench_peers.py --dataset musique --data-dir ../shared/data \\
       --openie ../shared/data/musique_openie_gpt-3.5-turbo-1106.json --limit 30 --out results/musique-local
@@ -31,7 +33,7 @@ from t2rag.llm.endpoints import LocalEndpoints
 from t2rag.types import md5_hex
 
 HERE = Path(__file__).resolve().parent
-PEERS = ("hipporag2", "t2rag_authors")
+PEERS = ("hipporag2", "t2rag_authors", "raptor")
 _COUNTER = re.compile(r"^llamacpp:(prompt_tokens_total|tokens_predicted_total)\s+([0-9.e+]+)$", re.M)
 
 
@@ -53,6 +55,8 @@ def to_prediction(line: dict[str, Any], sample: Any, tokens: dict[str, float]) -
     docs = [d.split("\n", 1) + [""] for d in line.get("docs", [])]
     retrieved = [(d[0], d[1]) for d in docs]
     prompt, completion = (round(tokens[k] / max(tokens["questions"], 1)) for k in ("prompt", "completion"))
+    if "usage" in line:  # counted per question by the driver (RAPTOR: its QA call; the tree is indexing)
+        prompt, completion = line["usage"]["prompt_tokens"], line["usage"]["completion_tokens"]
     row = {"id": sample.id, "question": sample.question, "answer": line["answer"], "gold": sample.answers,
            "em": best_em(line["answer"], sample.answers), "f1": best_f1(line["answer"], sample.answers),
            # per question: the run's server-side totals spread evenly (the peers batch their calls)
@@ -90,15 +94,21 @@ def peer_openie(src: Path, dst: Path, passages: list[str]) -> Path:
 
 def run_peer(peer: str, args: argparse.Namespace, ep: Any, raw: Path) -> tuple[float, float]:
     before = server_tokens(ep.llm_url)
-    cmd = [str(HERE / ".venv" / "bin" / "python"), str(HERE / "run_peer.py"), "--peer", peer,
+    work = (HERE / "work" / f"{peer}-{args.dataset}").resolve()
+    driver = ["run_raptor.py"] if peer == "raptor" else ["run_peer.py", "--peer", peer]
+    cmd = [str(HERE / ".venv" / "bin" / "python"), str(HERE / driver[0]), *driver[1:],
            "--dataset", args.dataset, "--data-dir", str(Path(args.data_dir).resolve()),
            "--llm-url", ep.llm_url, "--emb-url", ep.embeddings_url, "--limit", str(args.limit),
-           "--work", str((HERE / "work" / f"{peer}-{args.dataset}").resolve()), "--out", str(raw.resolve())]
-    if args.openie:
+           "--work", str(work), "--out", str(raw.resolve())]
+    if peer == "raptor":  # its summaries are the build's checkpoint: kept with the run, committed
+        cmd += ["--summaries", str((raw.parent / "raptor-summaries.jsonl").resolve())]
+    if args.openie and peer != "raptor":  # RAPTOR reads the passages, no triples
         cmd += ["--openie", str(args.openie.resolve())]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True)
     after = server_tokens(ep.llm_url)
+    if (work / "build.json").exists():  # RAPTOR's tree: its indexing cost, kept with the run
+        (raw.parent / f"{peer}-build.json").write_text((work / "build.json").read_text("utf-8"), encoding="utf-8")
     print(f"bench_peers: {peer} done in {time.perf_counter() - t0:.0f}s", flush=True)
     return (after.get("prompt_tokens_total", 0) - before.get("prompt_tokens_total", 0),
             after.get("tokens_predicted_total", 0) - before.get("tokens_predicted_total", 0))

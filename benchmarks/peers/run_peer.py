@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -23,6 +24,30 @@ HERE = Path(__file__).resolve().parent
 
 def sample_id(s: dict, i: int) -> str:
     return str(s.get("id") or s.get("_id") or i)
+
+
+def answer_each(samples: list[dict], out: Path, answer: Callable[[str], tuple[str, list[str], dict]],
+                name: str) -> None:
+    """Answer each sample not yet in ``out`` (resumable), one JSON line each: a peer's failure
+    on a question is that question's (an empty answer and the error), counted as wrong.
+    ``answer`` returns the answer, the passages read and any extra fields for the line."""
+    out = out.resolve()
+    done = {json.loads(line)["id"] for line in out.read_text("utf-8").splitlines() if line.strip()} \
+        if out.exists() else set()
+    with out.open("a", encoding="utf-8") as f:
+        for i, s in enumerate(samples):
+            if sample_id(s, i) in done:
+                continue
+            t = time.perf_counter()
+            text, docs, extra, error = "", [], {}, None
+            try:
+                text, docs, extra = answer(s["question"])
+            except Exception as e:  # noqa: BLE001 - a peer failure is that question's, counted as wrong
+                error = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+            f.write(json.dumps({"id": sample_id(s, i), "question": s["question"], "answer": text, "docs": docs,
+                                "seconds": round(time.perf_counter() - t, 2), **extra, "error": error}) + "\n")
+            f.flush()
+            print(f"{name}: {i + 1}/{len(samples)} {text[:60]!r}" + (f" ERROR {error}" if error else ""), flush=True)
 
 
 def environment(args: argparse.Namespace) -> None:
@@ -85,9 +110,7 @@ def main() -> int:
     samples = json.loads((data / f"{args.dataset}.json").read_text("utf-8"))[: args.limit]
     corpus = json.loads((data / f"{args.dataset}_corpus.json").read_text("utf-8"))
     args.corpus_len = len(corpus)
-    out = Path(args.out).resolve()
-    done = {json.loads(line)["id"] for line in out.read_text("utf-8").splitlines() if line.strip()} \
-        if out.exists() else set()
+    out = Path(args.out).resolve()  # before build(): the authors' code runs from its own folder
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     environment(args)
@@ -95,22 +118,12 @@ def main() -> int:
     t0 = time.perf_counter()
     rag.index([f"{d['title']}\n{d['text']}" for d in corpus])
     print(f"run_peer: {args.peer} indexed {len(corpus)} passages in {time.perf_counter() - t0:.0f}s", flush=True)
-    with out.open("a", encoding="utf-8") as f:
-        for i, s in enumerate(samples):
-            if sample_id(s, i) in done:
-                continue
-            t = time.perf_counter()
-            answer, docs, error = "", [], None
-            try:
-                solution = rag.rag_qa([s["question"]])[0][0]
-                answer, docs = str(solution.answer or ""), list(solution.docs[:10])
-            except Exception as e:  # noqa: BLE001 - a peer failure is that question's, counted as wrong
-                error = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
-            f.write(json.dumps({"id": sample_id(s, i), "question": s["question"], "answer": answer, "docs": docs,
-                                "seconds": round(time.perf_counter() - t, 2), "error": error}) + "\n")
-            f.flush()
-            print(f"run_peer: {i + 1}/{len(samples)} {answer[:60]!r}" + (f" ERROR {error}" if error else ""),
-                  flush=True)
+
+    def one(question: str) -> tuple[str, list[str], dict]:
+        solution = rag.rag_qa([question])[0][0]
+        return str(solution.answer or ""), list(solution.docs[:10]), {}
+
+    answer_each(samples, out, one, args.peer)
     return 0
 
 

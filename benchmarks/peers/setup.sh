@@ -2,8 +2,8 @@
 # The peer systems' environment, apart from T2RAG's: benchmarks/peers/.venv with the exact
 # versions that ran offline on this kind of machine (../shared/peers/venv-freeze.txt), installed
 # without dependency resolution (the peers' own pins, torch 2.5.1 with vllm, cannot be met here),
-# a stub for the vllm import they make at load time, and a working copy of the authors' T2RAG
-# source (run from the copy; nothing of it enters the t2rag package).
+# a stub for the vllm import they make at load time, and working copies of the authors' T2RAG
+# and of RAPTOR's source (run from the copies; nothing of them enters the t2rag package).
 #   benchmarks/peers/setup.sh [SHARED_DIR]   (default: ../shared next to the project)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -28,6 +28,11 @@ class SamplingParams:
 class LLM(SamplingParams):
     pass
 PY
+if [ -d "$shared/peers/parthsarthi03-raptor" ]; then
+  rm -rf "$here/work/parthsarthi03-raptor" && mkdir -p "$here/work" && cp -r "$shared/peers/parthsarthi03-raptor" "$here/work/"
+else
+  echo "peers/setup.sh: $shared/peers/parthsarthi03-raptor not found; RAPTOR will not run" >&2
+fi
 if [ -d "$shared/peers/rockcor-T2RAG" ]; then
   rm -rf "$here/work/rockcor-T2RAG" && mkdir -p "$here/work" && cp -r "$shared/peers/rockcor-T2RAG" "$here/work/"
 else
