@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from t2rag.query.decompose import asked_unknown, mark_answer, parse_triples, prune
+from t2rag.query.decompose import parse_triples
+from t2rag.query.plan_rules import asked_unknown, mark_answer, prune
 from t2rag.query.state import QueryTriple, canonical, is_placeholder
 
 T = QueryTriple

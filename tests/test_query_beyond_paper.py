@@ -19,7 +19,8 @@ from t2rag.index.importer import Extraction
 from t2rag.index.lexical import LexicalIndex
 from t2rag.llm.scripted import ScriptedLLM
 from t2rag.query.config import AnswerConfig
-from t2rag.query.decompose import check, examples, mark_answer, pick_examples, prune, question_shape
+from t2rag.query.decompose import examples, pick_examples
+from t2rag.query.plan_rules import check, mark_answer, prune, question_shape
 from t2rag.query.resolve import REPLY_TOKENS, validate
 from t2rag.query.retrieve import Evidence, fuse
 from t2rag.query.state import Binding, QueryTriple, apply_bindings, initial_state

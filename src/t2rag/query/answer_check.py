@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from t2rag.query.decompose import question_shape
+from t2rag.query.plan_rules import question_shape
 from t2rag.query.state import ANSWER_PLACEHOLDER, QueryState
 
 _DATE_Q = re.compile(r"^(when|(in |during )?(what|which) (year|date|decade|century|month))\b|\bwhat year\b", re.I)
