@@ -26,6 +26,28 @@ def sample_id(s: dict, i: int) -> str:
     return str(s.get("id") or s.get("_id") or i)
 
 
+def driver_arguments(description: str, work_help: str) -> argparse.ArgumentParser:
+    """The arguments every peer driver takes: the dataset, the two endpoints, where it works and
+    where its answers go."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--dataset", required=True, help="name, e.g. musique")
+    p.add_argument("--data-dir", required=True, help="folder with NAME.json and NAME_corpus.json")
+    p.add_argument("--llm-url", required=True)
+    p.add_argument("--llm-name", default="local")
+    p.add_argument("--emb-url", required=True)
+    p.add_argument("--limit", type=int, default=30)
+    p.add_argument("--work", required=True, help=work_help)
+    p.add_argument("--out", required=True, help="JSONL of {id, question, answer, docs, seconds, error, ...}")
+    return p
+
+
+def load_dataset(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
+    """The first --limit questions of the dataset and its whole corpus."""
+    data = Path(args.data_dir)
+    samples = json.loads((data / f"{args.dataset}.json").read_text("utf-8"))[: args.limit]
+    return samples, json.loads((data / f"{args.dataset}_corpus.json").read_text("utf-8"))
+
+
 def answer_each(samples: list[dict], out: Path, answer: Callable[[str], tuple[str, list[str], dict]],
                 name: str) -> None:
     """Answer each sample not yet in ``out`` (resumable), one JSON line each: a peer's failure
@@ -94,21 +116,11 @@ def build(args: argparse.Namespace, work: Path):  # noqa: ANN201 - the peer's ow
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = driver_arguments(__doc__.splitlines()[0], "the peer's working directory (its index, caches)")
     p.add_argument("--peer", choices=["hipporag2", "t2rag_authors"], required=True)
-    p.add_argument("--dataset", required=True, help="name, e.g. musique")
-    p.add_argument("--data-dir", required=True, help="folder with NAME.json and NAME_corpus.json")
     p.add_argument("--openie", help="OpenIE in HippoRAG's format for this corpus (skips the peer's extraction)")
-    p.add_argument("--llm-url", required=True)
-    p.add_argument("--llm-name", default="local")
-    p.add_argument("--emb-url", required=True)
-    p.add_argument("--limit", type=int, default=30)
-    p.add_argument("--work", required=True, help="the peer's working directory (its index, caches)")
-    p.add_argument("--out", required=True, help="JSONL of {id, question, answer, docs, seconds, error}")
     args = p.parse_args()
-    data = Path(args.data_dir)
-    samples = json.loads((data / f"{args.dataset}.json").read_text("utf-8"))[: args.limit]
-    corpus = json.loads((data / f"{args.dataset}_corpus.json").read_text("utf-8"))
+    samples, corpus = load_dataset(args)
     args.corpus_len = len(corpus)
     out = Path(args.out).resolve()  # before build(): the authors' code runs from its own folder
     work = Path(args.work).resolve()

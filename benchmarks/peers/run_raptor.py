@@ -20,7 +20,6 @@ are skipped.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from run_peer import answer_each
+from run_peer import answer_each, driver_arguments, load_dataset
 
 HERE = Path(__file__).resolve().parent
 SUMMARY_PROMPT = ("Summarize the text below for a reader who will answer questions from your summary alone. "
@@ -128,15 +127,7 @@ def source_passages(nodes: list[Any], passages: list[str]) -> list[str]:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--data-dir", required=True)
-    p.add_argument("--llm-url", required=True)
-    p.add_argument("--llm-name", default="local")
-    p.add_argument("--emb-url", required=True)
-    p.add_argument("--limit", type=int, default=30)
-    p.add_argument("--work", required=True, help="RAPTOR's working directory (its tree, the summary cache)")
-    p.add_argument("--out", required=True, help="JSONL of {id, question, answer, docs, seconds, usage, error}")
+    p = driver_arguments(__doc__.splitlines()[0], "RAPTOR's working directory (its tree, the summary cache)")
     p.add_argument("--summaries", help="the summary cache (JSONL; default WORK/summaries.jsonl)")
     p.add_argument("--build-only", action="store_true", help="build (or finish) the tree, answer nothing")
     args = p.parse_args()
@@ -152,9 +143,7 @@ def main() -> int:
     np.random.seed(224)  # UMAP draws from NumPy's global generator when RAPTOR gives it no seed
 
     out = Path(args.out).resolve()
-    data = Path(args.data_dir)
-    samples = json.loads((data / f"{args.dataset}.json").read_text("utf-8"))[: args.limit]
-    corpus = json.loads((data / f"{args.dataset}_corpus.json").read_text("utf-8"))
+    samples, corpus = load_dataset(args)
     passages = [f"{d['title']}\n{d['text']}" for d in corpus]
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
