@@ -15,6 +15,7 @@ generation tokens per second of a bare request, and each lever's own rates besid
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import repeat
@@ -22,11 +23,16 @@ from typing import Any
 
 from _common import DATA, save
 
+from t2rag import prompts
 from t2rag.config import OpenIEConfig
+from t2rag.errors import ParseError
 from t2rag.index import load_corpus, load_openie
-from t2rag.index.openie import extract
+from t2rag.index.importer import clean_triples_counted
+from t2rag.index.openie import MAX_CHARS, _entities, entity_schema, extract, item_bound
+from t2rag.llm.base import LLM
 from t2rag.llm.local import LocalLLM
-from t2rag.types import Chunk, Usage
+from t2rag.llm.structured import ask_json
+from t2rag.types import Chunk, OpenIERecord, Triple, Usage
 
 # name: (OpenIE mode, decoding slots, speculative decoding)
 LEVERS: dict[str, tuple[str, int, str]] = {
@@ -38,7 +44,61 @@ LEVERS: dict[str, tuple[str, int, str]] = {
     "slots2": ("two_pass", 2, "none"),
     "single+slots2": ("single", 2, "none"),
     "single+ngram": ("single", 1, "ngram"),
+    "grouped": ("grouped", 1, "none"),
+    "grouped+slots2": ("grouped", 2, "none"),
 }
+
+# The terser reply shape (lever 2): the second pass names each subject once and lists its
+# (predicate, object) pairs under it, so a subject with five facts is generated once, not five
+# times. Measured here before it may enter the package (``t2rag.index.openie``).
+GROUPED_PROMPT = [
+    {"role": "system", "content": (
+        "You turn a passage into facts. Group the facts by subject: each group is [subject, "
+        "[[predicate, object], ...]]. Subjects and objects are entities from the passage (prefer the "
+        "listed entities, written the same way); a predicate is a short verb phrase. Replace pronouns "
+        "with the names they refer to. Every fact must make sense on its own. Reply with JSON only.")},
+    {"role": "user", "content": (
+        'Reply in this format: {"facts": [["subject", [["predicate", "object"]]]]}\n\n'
+        "Example passage:\nLake Orvin\nLake Orvin is a reservoir in Talmora County, built in 1962 by "
+        'engineer Hedda Brun.\nExample entities: ["Lake Orvin", "Talmora County", "1962", "Hedda Brun"]\n\n'
+        'Example reply:\n{"facts": [["Lake Orvin", [["is a reservoir in", "Talmora County"], '
+        '["was built in", "1962"], ["was built by", "Hedda Brun"]]], ["Hedda Brun", [["is", "engineer"]]]]}'
+        "\n\nPassage:\n{passage}\nEntities: {entities}")},
+]
+
+
+def grouped_schema(max_items: int) -> dict[str, Any]:
+    part = {"type": "string", "maxLength": MAX_CHARS}
+    pair = {"type": "array", "items": part, "minItems": 2, "maxItems": 2}
+    group = {"type": "array", "prefixItems": [part, {"type": "array", "items": pair, "maxItems": max_items}],
+             }
+    return {"type": "object", "properties": {"facts": {"type": "array", "items": group, "maxItems": max_items}},
+            "required": ["facts"]}
+
+
+def _grouped(data: Any) -> tuple[list[Triple], int]:
+    groups = data["facts"] if isinstance(data, dict) else data
+    if not isinstance(groups, list):
+        raise ValueError("'facts' is not a list")
+    flat = [[g[0], *pair] for g in groups if isinstance(g, list) and len(g) == 2 and isinstance(g[1], list)
+            for pair in g[1] if isinstance(pair, list) and len(pair) == 2]
+    return clean_triples_counted(flat)
+
+
+def extract_grouped(llm: LLM, chunk: Chunk, cfg: OpenIEConfig, usage: Usage | None = None) -> OpenIERecord:
+    """Two-pass OpenIE with the grouped second reply; parse failures recorded as ``extract`` does."""
+    bound = item_bound(chunk)
+    try:
+        msgs = prompts.load("openie_entities").render(passage=chunk.passage)
+        entities, _ = ask_json(llm, msgs, entity_schema(bound), _entities, stage="openie", usage=usage,
+                               max_tokens=cfg.max_tokens, salvage=True)
+        msgs = [{**m, "content": m["content"].replace("{passage}", chunk.passage).replace(
+            "{entities}", json.dumps(entities))} for m in GROUPED_PROMPT]
+        (triples, dropped), _ = ask_json(llm, msgs, grouped_schema(bound), _grouped, stage="openie",
+                                         usage=usage, max_tokens=cfg.max_tokens, salvage=True)
+    except ParseError as e:
+        return OpenIERecord(chunk.id, f"llm:{llm.name}", e.raw, str(e), [], [])
+    return OpenIERecord(chunk.id, f"llm:{llm.name}", "", None, entities, triples, dropped)
 
 
 def coverage(ours: list[list[str]], entities: list[str]) -> float:
@@ -76,8 +136,9 @@ def run_lever(name: str, model: str, chunks: list[Chunk], gold: dict[str, Any]) 
     llm.load()
     usage = Usage()
     t0 = time.perf_counter()
+    fn, cfg = (extract_grouped, OpenIEConfig()) if mode == "grouped" else (extract, OpenIEConfig(mode=mode))
     with ThreadPoolExecutor(slots) as pool:
-        recs = list(pool.map(extract, repeat(llm), chunks, repeat(OpenIEConfig(mode=mode)), repeat(usage)))
+        recs = list(pool.map(fn, repeat(llm), chunks, repeat(cfg), repeat(usage)))
     wall = time.perf_counter() - t0
     tot, n, t = usage.total(), len(chunks), llm.timings
     cov = [coverage([x.as_list() for x in r.triples], gold[c.passage].entities)
@@ -103,6 +164,7 @@ def main() -> None:
     ap.add_argument("--model", default="default")
     ap.add_argument("--chunks", type=int, default=30)
     ap.add_argument("--dataset", default="musique")
+    ap.add_argument("--name", default="", help="result file: results/speed/index-speed-DATASET[-NAME].json")
     args = ap.parse_args()
     docs = load_corpus(DATA / f"{args.dataset}_corpus.json")[: args.chunks]
     gold_path = DATA / f"{args.dataset}_openie_gpt-3.5-turbo-1106.json"
@@ -116,7 +178,7 @@ def main() -> None:
         row["speedup"] = round(row["chunks_per_min"] / rows[0]["chunks_per_min"], 2) if rows else 1.0
         print(row, flush=True)
         rows.append(row)
-    print("saved", save(f"index-speed-{args.dataset}", {
+    print("saved", save(f"index-speed-{args.dataset}" + (f"-{args.name}" if args.name else ""), {
         "command": "benchmarks/bench_index_speed.py " + " ".join(f"--{k} {v}" for k, v in vars(args).items()),
         "model": f"local:{args.model}", "machine_limit": limit, "rows": rows}))
 

@@ -11,7 +11,7 @@ from t2rag.embed.hashing import HashingEmbedder
 from t2rag.index.builder import TripleIndex
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
-from t2rag.query.retrieve import Retriever, pool, select
+from t2rag.query.retrieve import Retriever, pair_key, pool, select
 from t2rag.types import Chunk, PropositionHit, Triple
 
 
@@ -72,6 +72,25 @@ def test_select_cuts_chunk_list_at_budget() -> None:
 def test_select_with_too_few_candidates_returns_what_there_is() -> None:
     props, chunks = select([hit("p1", "c1")], 5)
     assert [p.id for p in props] == ["p1"] and chunks == ["c1"]
+
+
+def fact(pid: str, s: str, p: str, o: str, *chunks: str) -> PropositionHit:
+    return PropositionHit(pid, f"{s} {p} {o}", Triple(s, p, o), tuple(chunks))
+
+
+def test_pair_key_ignores_order_case_punctuation_and_articles() -> None:
+    assert pair_key(Triple("Ann Lee", "married", "Bo")) == pair_key(Triple("bo", "is the husband of", "Ann  Lee."))
+    assert pair_key(Triple("The Harbour", "is in", "Oslo")) == pair_key(Triple("harbour", "lies in", "oslo"))
+    assert pair_key(Triple("Ann", "married", "Bo")) != pair_key(Triple("Ann", "married", "Cy"))
+
+
+def test_select_distinct_passes_over_a_restated_pair() -> None:
+    ranked = [fact("p1", "Ann", "married", "Bo", "c1"), fact("p2", "Bo", "is the husband of", "Ann", "c2"),
+              fact("p3", "Ann", "was born in", "Oslo", "c3"), fact("p4", "Ann", "wed", "Bo", "c4")]
+    chosen, chunks = select(ranked, k_chunks=5, max_facts=2, distinct=True)
+    assert [p.id for p in chosen] == ["p1", "p3"] and chunks == ["c1", "c3"]
+    chosen, _ = select(ranked, k_chunks=5, max_facts=2)  # off by default: the restatement takes a place
+    assert [p.id for p in chosen] == ["p1", "p2"]
 
 
 def test_retriever_pools_all_queries_globally_in_one_embedding_call() -> None:

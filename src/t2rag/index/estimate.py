@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,8 +61,9 @@ def pending_chunks(docs: list[Document], config: IndexConfig, store: Store | Non
 
 def estimate_build(chunks: list[Chunk], llm: LLM | Callable[[], LLM], config: IndexConfig,
                    sample: int = 5) -> Estimate:
-    """Extract ``sample`` chunks spread over ``chunks``, one at a time, and scale to all of
-    them. Parallel slots or a remote server's concurrency can shorten the real build."""
+    """Extract ``sample`` chunks spread over ``chunks`` as the build would (as many at a time as
+    the model takes: its decoding slots or a remote server's concurrency) and scale to all of
+    them, so ``--parallel 1`` and ``--parallel 2`` can be timed against each other on a machine."""
     if not chunks:
         return Estimate(0, 0, 0, 0, 0, 0.0)
     model = llm if isinstance(llm, LLM) else llm()
@@ -69,8 +71,8 @@ def estimate_build(chunks: list[Chunk], llm: LLM | Callable[[], LLM], config: In
     picked = [chunks[i * len(chunks) // k] for i in range(k)]
     usage = Usage()
     t0 = time.perf_counter()
-    for c in picked:
-        openie.extract(model, c, config.openie, usage)
+    with ThreadPoolExecutor(max(1, getattr(model, "max_concurrency", 1))) as pool:
+        list(pool.map(lambda c: openie.extract(model, c, config.openie, usage), picked))
     per_chunk_s = (time.perf_counter() - t0) / k
     total = usage.total()
     scale = len(chunks) / k

@@ -66,6 +66,8 @@ class RetrieveConfig:
     top_m: int = knob(50, "candidate facts fetched per query before the queries' rankings are pooled")
     hybrid: bool = knob(True, "fuse each query's dense and BM25 rankings of facts (reciprocal rank fusion)")
     with_question: bool = knob(False, "round 1 also searches with the question itself, under the same passage budget")
+    distinct: bool = knob(False, "a fact joining the same two entities as a better-ranked fact of the round is "
+                                 "skipped: it takes no place in the fact budget and brings no passage")
 
     def __post_init__(self) -> None:
         _non_negative(self)
@@ -240,4 +242,5 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "norepair": {"decompose.repair": False},  # a failing plan rejected, not repaired
     "answercheck": {"answer.check": True},  # a bridge-echo or wrong-kind answer asked again
     "hopread": {"answer.passages": 2, "answer.answer_hop_first": True},  # 2 passages: the answer hop's best first
+    "distinct": {"retrieve.distinct": True},  # one fact per pair of entities in a round's facts
 }

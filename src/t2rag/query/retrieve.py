@@ -3,6 +3,7 @@ queries' candidates, then fill a unique-chunk budget."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -12,8 +13,10 @@ import numpy as np
 
 from t2rag.embed.base import Embedder
 from t2rag.query.config import RetrieveConfig
-from t2rag.types import Chunk, Location, PropositionHit
+from t2rag.types import Chunk, Location, PropositionHit, Triple
 
+_WORD = re.compile(r"\w+")
+_ARTICLES = frozenset({"a", "an", "the"})
 _FETCH_BATCH = 32  # candidate propositions looked up at a time while filling the budget
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al. 2009): flattens the top ranks
 
@@ -63,19 +66,32 @@ def fuse(*rankings: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def pair_key(triple: Triple) -> frozenset[str]:
+    """The two entities a fact joins, in either order, up to case, punctuation and articles:
+    "Ann married Bo", "Bo is the husband of Ann" and "Ann, wife of Bo" share one key."""
+    return frozenset(" ".join(w for w in _WORD.findall(x.lower()) if w not in _ARTICLES)
+                     for x in (triple.subject, triple.object))
+
+
 def select(
-    ranked: Iterable[PropositionHit], k_chunks: int, max_facts: int | None = None
+    ranked: Iterable[PropositionHit], k_chunks: int, max_facts: int | None = None, *, distinct: bool = False,
 ) -> tuple[list[PropositionHit], list[str]]:
     """Take propositions from the top until their source chunks cover ``k_chunks`` unique chunks
-    (or ``max_facts`` propositions are taken).
+    (or ``max_facts`` propositions are taken); with ``distinct``, a proposition joining the same
+    two entities as one already taken is passed over (another phrasing of a fact shown).
 
     A proposition linked to several chunks brings all of them, but the chunk list is cut at
     the budget (the budget bounds what the resolver reads). Returns (propositions, chunk ids)."""
     chosen: list[PropositionHit] = []
     chunks: dict[str, None] = {}
+    pairs: set[frozenset[str]] = set()
     for hit in ranked:
         if len(chunks) >= k_chunks or (max_facts is not None and len(chosen) >= max_facts):
             break
+        if distinct:
+            if (key := pair_key(hit.triple)) in pairs:
+                continue
+            pairs.add(key)
         chosen.append(hit)
         chunks.update(dict.fromkeys(hit.chunk_ids))
     return chosen, list(chunks)[:k_chunks]
@@ -92,7 +108,7 @@ class Retriever:
 
     def retrieve(
         self, queries: Sequence[str], *, k_chunks: int, top_m: int, hybrid: bool = False,
-        max_facts: int | None = None,
+        max_facts: int | None = None, distinct: bool = False,
     ) -> Evidence:
         """Evidence for ``queries``: with ``hybrid``, each query's dense and BM25 rankings are
         fused (RRF) before pooling, so scores are fusion scores rather than cosines."""
@@ -104,7 +120,7 @@ class Retriever:
                 lexical = self.store.search_lexical(list(queries), top_m)
                 dense = [fuse(d, lx) for d, lx in zip(dense, lexical)]
             ranked = pool(dense)
-            chosen, chunk_ids = select(self._hits(ranked), k_chunks, max_facts)
+            chosen, chunk_ids = select(self._hits(ranked), k_chunks, max_facts, distinct=distinct)
             chunks = self.store.get_chunks(chunk_ids)
         return Evidence(
             queries=tuple(queries),
@@ -115,7 +131,8 @@ class Retriever:
     def search(self, queries: Sequence[str], config: RetrieveConfig, *, k_chunks: int,
                max_facts: int | None = None) -> Evidence:
         """``retrieve`` under a query's retrieve settings."""
-        return self.retrieve(queries, k_chunks=k_chunks, top_m=config.top_m, hybrid=config.hybrid, max_facts=max_facts)
+        return self.retrieve(queries, k_chunks=k_chunks, top_m=config.top_m, hybrid=config.hybrid,
+                             max_facts=max_facts, distinct=config.distinct)
 
     def passages(self, question: str, evidence: Evidence, k: int, top_m: int) -> tuple[Chunk, ...]:
         """The ``k`` passages to read for ``question``: its dense ranking over whole chunks fused
