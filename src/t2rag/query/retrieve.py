@@ -68,7 +68,7 @@ def fuse(*rankings: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
 
 def pair_key(triple: Triple) -> frozenset[str]:
     """The two entities a fact joins, in either order, up to case, punctuation and articles:
-    "Ann married Bo", "Bo is the husband of Ann" and "Ann, wife of Bo" share one key."""
+    "Ann married Bo", "Bo is the husband of Ann" and "ann wed bo." share one key."""
     return frozenset(" ".join(w for w in _WORD.findall(x.lower()) if w not in _ARTICLES)
                      for x in (triple.subject, triple.object))
 
