@@ -131,9 +131,9 @@ def main() -> int:
     rag.index([f"{d['title']}\n{d['text']}" for d in corpus])
     seconds = time.perf_counter() - t0
     print(f"run_peer: {args.peer} indexed {len(corpus)} passages in {seconds:.0f}s", flush=True)
-    build = work / "build.json"
-    if not build.exists():  # the first build's cost (a resumed run finds the peer's index on disk)
-        build.write_text(json.dumps({"passages": len(corpus), "seconds": round(seconds, 1)}), encoding="utf-8")
+    build_file = work / "build.json"
+    if not build_file.exists():  # the first build's cost (a resumed run finds the peer's index on disk)
+        build_file.write_text(json.dumps({"passages": len(corpus), "seconds": round(seconds, 1)}), encoding="utf-8")
 
     def one(question: str) -> tuple[str, list[str], dict]:
         solution = rag.rag_qa([question])[0][0]
