@@ -70,8 +70,7 @@ GROUPED_PROMPT = [
 def grouped_schema(max_items: int) -> dict[str, Any]:
     part = {"type": "string", "maxLength": MAX_CHARS}
     pair = {"type": "array", "items": part, "minItems": 2, "maxItems": 2}
-    group = {"type": "array", "prefixItems": [part, {"type": "array", "items": pair, "maxItems": max_items}],
-             }
+    group = {"type": "array", "prefixItems": [part, {"type": "array", "items": pair, "maxItems": max_items}]}
     return {"type": "object", "properties": {"facts": {"type": "array", "items": group, "maxItems": max_items}},
             "required": ["facts"]}
 
