@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
+
+_NEAR = re.compile(r"[^\w\s]|\b(the|a|an)\b")
+
+
+def near_text(text: str) -> str:
+    """``text`` up to case, punctuation and articles: how two phrasings of one term compare."""
+    return " ".join(_NEAR.sub(" ", text.lower()).split())
 
 
 def md5_hex(text: str) -> str:

@@ -15,7 +15,7 @@ from t2rag.index.chunking import chunk_document
 from t2rag.index.corpus import Document
 from t2rag.index.importer import Extraction
 from t2rag.index.store import Store
-from t2rag.llm.base import LLM
+from t2rag.llm.base import LLM, parallelism
 from t2rag.types import Chunk, Usage
 
 
@@ -71,7 +71,7 @@ def estimate_build(chunks: list[Chunk], llm: LLM | Callable[[], LLM], config: In
     picked = [chunks[i * len(chunks) // k] for i in range(k)]
     usage = Usage()
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max(1, getattr(model, "max_concurrency", 1))) as pool:
+    with ThreadPoolExecutor(parallelism(model)) as pool:
         list(pool.map(lambda c: openie.extract(model, c, config.openie, usage), picked))
     per_chunk_s = (time.perf_counter() - t0) / k
     total = usage.total()

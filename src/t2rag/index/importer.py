@@ -13,7 +13,7 @@ from t2rag.index.corpus import has_surrogates
 from t2rag.jsontext import loads
 from t2rag.llm.structured import scalar_text
 from t2rag.outfile import write_text
-from t2rag.types import Chunk, Triple, md5_hex
+from t2rag.types import Chunk, Triple, md5_hex, near_text
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,6 @@ MAX_PREDICATE_WORDS = 10  # longer is a sentence copied into the predicate, not 
 MAX_PART_CHARS = 300  # an entity or relation; longer is a passage pasted into a triple
 MAX_TRIPLES_PER_CHUNK = 1_000  # far beyond any real extraction; a runaway reply or file stops here
 _MEANINGFUL = re.compile(r"[^\W_]|[$€£%&]")  # "$" and "Q" are real objects; "-" and "?" are not
-_NEAR = re.compile(r"[^\w\s]|\b(the|a|an)\b")
 
 
 def junk_reason(parts: list[str]) -> str | None:
@@ -46,7 +45,7 @@ def junk_reason(parts: list[str]) -> str | None:
 
 
 def _near_key(t: Triple) -> tuple[str, ...]:
-    return tuple(" ".join(_NEAR.sub(" ", x.lower()).split()) for x in (t.subject, t.predicate, t.object))
+    return tuple(near_text(x) for x in (t.subject, t.predicate, t.object))
 
 
 def clean_triples_counted(raw: object) -> tuple[list[Triple], int]:

@@ -3,7 +3,6 @@ queries' candidates, then fill a unique-chunk budget."""
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -13,10 +12,8 @@ import numpy as np
 
 from t2rag.embed.base import Embedder
 from t2rag.query.config import RetrieveConfig
-from t2rag.types import Chunk, Location, PropositionHit, Triple
+from t2rag.types import Chunk, Location, PropositionHit, Triple, near_text
 
-_WORD = re.compile(r"\w+")
-_ARTICLES = frozenset({"a", "an", "the"})
 _FETCH_BATCH = 32  # candidate propositions looked up at a time while filling the budget
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al. 2009): flattens the top ranks
 
@@ -69,8 +66,7 @@ def fuse(*rankings: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
 def pair_key(triple: Triple) -> frozenset[str]:
     """The two entities a fact joins, in either order, up to case, punctuation and articles:
     "Ann married Bo", "Bo is the husband of Ann" and "ann wed bo." share one key."""
-    return frozenset(" ".join(w for w in _WORD.findall(x.lower()) if w not in _ARTICLES)
-                     for x in (triple.subject, triple.object))
+    return frozenset(near_text(x) for x in (triple.subject, triple.object))
 
 
 def select(
