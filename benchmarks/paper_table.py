@@ -61,7 +61,9 @@ def index_cost(run: Path, method: str) -> str:
             return "–"
         b = json.loads(path.read_text("utf-8"))
         tok = b.get("prompt_tokens", 0) + b.get("completion_tokens", 0)
-        return f"{b['seconds']:,.0f} s" + (f", {tok:,} tok" if tok else "")
+        unrecorded = b.get("summaries_without_cost", 0)  # made by an earlier, killed build that kept no cost
+        return (f"{b['seconds']:,.0f} s" + (f", {tok:,} tok" if tok else "")
+                + (f" (cost of {unrecorded} of its {b['calls']} summaries not recorded)" if unrecorded else ""))
     if method == "nor":
         return "none"
     builds = json.loads((run / "index.json").read_text("utf-8"))

@@ -26,6 +26,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -62,28 +63,41 @@ class Chat:
         self.usage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
     def __call__(self, prompt: str, max_tokens: int) -> str:
+        return self.ask(prompt, max_tokens)[0]
+
+    def ask(self, prompt: str, max_tokens: int) -> tuple[str, dict[str, float]]:
+        """The reply and this call's cost (tokens, seconds)."""
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], "temperature": 0,
                 "max_tokens": max_tokens}
+        t0 = time.perf_counter()
         r = self.client.post(self.url + "/chat/completions", json=body)
         r.raise_for_status()
         data = r.json()
+        tokens = data.get("usage", {})
+        cost: dict[str, float] = {k: int(tokens.get(k, 0)) for k in ("prompt_tokens", "completion_tokens")}
+        cost["seconds"] = round(time.perf_counter() - t0, 2)
         with self.lock:
             self.usage["calls"] += 1
             for k in ("prompt_tokens", "completion_tokens"):
-                self.usage[k] += int(data.get("usage", {}).get(k, 0))
-        return str(data["choices"][0]["message"]["content"] or "").strip()
+                self.usage[k] += int(cost[k])
+        return str(data["choices"][0]["message"]["content"] or "").strip(), cost
 
 
-def model_classes(chat: Chat, emb_url: str, cache_path: Path) -> tuple[Any, Any, Any]:
-    """RAPTOR's three model classes, subclassed as its README documents."""
+COST = ("prompt_tokens", "completion_tokens", "seconds")
+
+
+def model_classes(chat: Chat, emb_url: str, cache_path: Path, reused: Counter[str]) -> tuple[Any, Any, Any]:
+    """RAPTOR's three model classes, subclassed as its README documents. A summary found in the
+    cache adds the cost it was made at (recorded beside it) to ``reused``, so a resumed build
+    reports the whole tree's cost; a summary cached without its cost counts as ``unrecorded``."""
     from raptor import BaseEmbeddingModel, BaseQAModel, BaseSummarizationModel
 
-    cache: dict[str, str] = {}
+    cache: dict[str, dict[str, Any]] = {}
     if cache_path.exists():
         for line in cache_path.read_text("utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
-                cache[row["key"]] = row["summary"]
+                cache[row["key"]] = row
     lock = threading.Lock()
     client = httpx.Client(timeout=600)
 
@@ -91,12 +105,17 @@ def model_classes(chat: Chat, emb_url: str, cache_path: Path) -> tuple[Any, Any,
         def summarize(self, context: str, max_tokens: int = 150) -> str:
             key = hashlib.md5(f"{max_tokens}\n{context}".encode()).hexdigest()
             if key in cache:
-                return cache[key]
-            summary = chat(SUMMARY_PROMPT.format(context=context), max_tokens)
+                row = cache[key]
+                with lock:
+                    reused.update({"summaries": 1, **{k: row[k] for k in COST if k in row}})
+                    reused["unrecorded"] += "seconds" not in row
+                return str(row["summary"])
+            summary, cost = chat.ask(SUMMARY_PROMPT.format(context=context), max_tokens)
+            row = {"key": key, "summary": summary, **cost}
             with lock:
-                cache[key] = summary
+                cache[key] = row
                 with cache_path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps({"key": key, "summary": summary}) + "\n")
+                    f.write(json.dumps(row) + "\n")
             return summary
 
     class Reader(BaseQAModel):
@@ -110,6 +129,16 @@ def model_classes(chat: Chat, emb_url: str, cache_path: Path) -> tuple[Any, Any,
             return r.json()["data"][0]["embedding"]
 
     return Summarizer(), Reader(), Embedder()
+
+
+def build_record(seconds: float, usage: dict[str, int], reused: Counter[str]) -> dict[str, Any]:
+    """The tree's cost: this run's (embedding, clustering and new summaries) plus the recorded
+    cost of the summaries an earlier, killed build made; ``this_run`` keeps this run's alone."""
+    return {"seconds": round(seconds + reused["seconds"], 1), "calls": usage["calls"] + reused["summaries"],
+            "prompt_tokens": usage["prompt_tokens"] + reused["prompt_tokens"],
+            "completion_tokens": usage["completion_tokens"] + reused["completion_tokens"],
+            "this_run": {"seconds": round(seconds, 1), **usage},
+            "summaries_reused": reused["summaries"], "summaries_without_cost": reused["unrecorded"]}
 
 
 def source_passages(nodes: list[Any], passages: list[str]) -> list[str]:
@@ -149,7 +178,8 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     chat = Chat(args.llm_url, args.llm_name)
     cache = Path(args.summaries).resolve() if args.summaries else work / "summaries.jsonl"
-    summarizer, reader, embedder = model_classes(chat, args.emb_url, cache)
+    reused: Counter[str] = Counter()
+    summarizer, reader, embedder = model_classes(chat, args.emb_url, cache, reused)
     config = RetrievalAugmentationConfig(summarization_model=summarizer, qa_model=reader, embedding_model=embedder)
     tree = work / "tree.pkl"
     if tree.exists():
@@ -159,11 +189,12 @@ def main() -> int:
         ra = RetrievalAugmentation(config=config)
         ra.add_documents("\n\n".join(passages))
         ra.save(str(tree))
-        build = {"passages": len(passages), "seconds": round(time.perf_counter() - t0, 1), **chat.usage,
-                 "nodes": len(ra.tree.all_nodes), "leaves": len(ra.tree.leaf_nodes), "layers": ra.tree.num_layers}
+        build = build_record(time.perf_counter() - t0, chat.usage, reused)
+        build.update({"passages": len(passages), "nodes": len(ra.tree.all_nodes), "leaves": len(ra.tree.leaf_nodes),
+                      "layers": ra.tree.num_layers})
         (work / "build.json").write_text(json.dumps(build, indent=1), encoding="utf-8")
-        print(f"run_raptor: tree of {build['nodes']} nodes ({build['leaves']} leaves, {build['layers']} layers) "
-              f"in {build['seconds']:.0f}s, {build['calls']} summaries", flush=True)
+        print(f"run_raptor: tree of {build['nodes']} nodes ({build['leaves']} leaves, {build['layers']} layers), "
+              f"{build['calls']} summaries, {build['seconds']:.0f}s", flush=True)
     if args.build_only:
         return 0
 
