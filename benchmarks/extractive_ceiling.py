@@ -126,8 +126,28 @@ def bridges(rag: T2RAG, rows: list[dict[str, Any]], first_hop: dict[str, str]) -
         in_cands = any(names(g, c) for c in candidates(bridge, ev.propositions))
         right = any(names(g, x) for x in bound)
         out.update({"plans": 1, "bound_right": right, "gold_in_candidates": in_cands,
-                    "wrong_with_gold_in_candidates": in_cands and not right})
+                    "wrong_with_gold_in_candidates": in_cands and not right,
+                    **deeper(rag, r["question"], d["triples"], bridge, ev.propositions, g)})
     return out
+
+
+def deeper(rag: T2RAG, question: str, plan: list[list[str]], bridge: list[QueryTriple],
+           facts: Sequence[PropositionHit], gold: str) -> dict[str, bool]:
+    """Would retrieving more facts, or facts about the bridge's entity first, reach the gold
+    value? Whether it is at an end of the round's facts, of the best 60, and of 8 facts taken
+    about the triple's known entity first (the rest by rank)."""
+    queries = search_plan(initial_state([QueryTriple(*t) for t in plan]), question)[2]
+    pool = rag.retriever.search(queries, QueryConfig().retrieve, k_chunks=60, max_facts=60).propositions
+    entities = [e for t in bridge if (e := known_entity(t))]
+
+    def about(p: PropositionHit) -> bool:
+        return any(names(e, p.triple.subject) or names(e, p.triple.object) for e in entities)
+
+    def has(props: Iterable[PropositionHit]) -> bool:
+        return any(names(gold, x) for p in props for x in (p.triple.subject, p.triple.object))
+
+    entity_first = ([p for p in pool if about(p)] + [p for p in pool if not about(p)])[: len(facts)]
+    return {"gold_in_facts": has(facts), "gold_in_best_60": has(pool), "gold_in_entity_first": has(entity_first)}
 
 
 def main() -> None:
