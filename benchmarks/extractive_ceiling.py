@@ -20,27 +20,25 @@ model is needed) and asks how often the right value is there to choose:
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _replayed import arguments, first_round, open_run
+
 from t2rag.api import T2RAG
 from t2rag.eval.datasets import load_samples
 from t2rag.eval.metrics import best_em, best_f1
-from t2rag.index import TripleIndex
-from t2rag.query.config import QueryConfig
-from t2rag.query.engine import search_plan
-from t2rag.query.retrieve import Evidence
-from t2rag.query.state import QueryTriple, TrackedTriple, initial_state, is_placeholder
+from t2rag.query.state import QueryTriple, is_placeholder
 from t2rag.types import PropositionHit, near_text
 
 
 def names(known: str, term: str) -> bool:
-    """Whether fact term ``term`` names the entity ``known``: equal up to case, punctuation and
-    articles, or one's words all inside the other's ("Ann Lee" and "Ann Lee Smith")."""
+    """Whether fact term ``term`` names the entity ``known``: up to case, punctuation and
+    articles, the shorter's words are a run of the longer's ("Ann Lee" and "Ann Lee Smith"); a
+    one-word name counts only inside a name of at most three words."""
     a, b = near_text(known).split(), near_text(term).split()
     if not a or not b:
         return False
@@ -70,15 +68,6 @@ def candidates(triples: Sequence[QueryTriple], facts: Iterable[PropositionHit]) 
             if any(names(e, end) for e in entities) and not any(names(e, other) for e in entities):
                 seen.setdefault(near_text(other), other.strip())
     return list(seen.values())
-
-
-def first_round(rag: T2RAG, question: str, triples: list[list[str]]) -> tuple[tuple[TrackedTriple, ...], Evidence]:
-    """The triples a plan's first round searches and what that round retrieves (as the run did)."""
-    mode, searched, queries = search_plan(initial_state([QueryTriple(*t) for t in triples]), question)
-    if mode != "triples":
-        return (), Evidence()
-    c = QueryConfig()
-    return searched, rag.retriever.search(queries, c.retrieve, k_chunks=c.k_chunks, max_facts=c.resolve.facts or None)
 
 
 def matches(value: str, gold: list[str]) -> bool:
@@ -136,8 +125,7 @@ def deeper(rag: T2RAG, question: str, plan: list[list[str]], bridge: list[QueryT
     """Would retrieving more facts, or facts about the bridge's entity first, reach the gold
     value? Whether it is at an end of the round's facts, of the best 60, and of 8 facts taken
     about the triple's known entity first (the rest by rank)."""
-    queries = search_plan(initial_state([QueryTriple(*t) for t in plan]), question)[2]
-    pool = rag.retriever.search(queries, QueryConfig().retrieve, k_chunks=60, max_facts=60).propositions
+    pool = first_round(rag, question, plan, {"k_chunks": 60, "resolve.facts": 60})[1].propositions
     entities = [e for t in bridge if (e := known_entity(t))]
 
     def about(p: PropositionHit) -> bool:
@@ -151,15 +139,9 @@ def deeper(rag: T2RAG, question: str, plan: list[list[str]], bridge: list[QueryT
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", required=True)
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--index", required=True)
-    ap.add_argument("--predictions", required=True)
-    a = ap.parse_args()
+    a = arguments(__doc__).parse_args()
     gold = {s.id: s.answers for s in load_samples(a.dataset, a.data_dir)}
-    rows = [json.loads(line) for line in open(a.predictions)]
-    rag = T2RAG(TripleIndex.open(a.index), llm=None)  # type: ignore[arg-type]  # retrieval only: no model
+    rag, rows = open_run(a.index, a.predictions)
     raw = json.loads((Path(a.data_dir) / f"{a.dataset}.json").read_text("utf-8"))
     steps = {str(q["id"]): [h["answer"] for h in q["question_decomposition"]] for q in raw
              if q.get("question_decomposition")}

@@ -14,27 +14,13 @@ passage (the dataset's supporting titles).
 
 from __future__ import annotations
 
-import argparse
-import json
 from statistics import mean
 from typing import Any
 
-from t2rag.api import T2RAG
+from _replayed import arguments, first_round, open_run
+
 from t2rag.eval.datasets import load_samples
-from t2rag.index import TripleIndex
-from t2rag.query.config import QueryConfig
-from t2rag.query.engine import search_plan
 from t2rag.query.retrieve import Evidence, pair_key
-from t2rag.query.state import QueryTriple, initial_state
-
-
-def round_one(rag: T2RAG, question: str, plan: list[list[str]], distinct: bool) -> Evidence | None:
-    state = initial_state([QueryTriple(*t) for t in plan])
-    mode, _, queries = search_plan(state, question)
-    if mode != "triples":
-        return None
-    c = QueryConfig.from_dict({"retrieve.distinct": distinct})
-    return rag.retriever.search(queries, c.retrieve, k_chunks=c.k_chunks, max_facts=c.resolve.facts or None)
 
 
 def measure(ev: Evidence, gold: set[str], titles: dict[str, str]) -> dict[str, Any]:
@@ -45,16 +31,12 @@ def measure(ev: Evidence, gold: set[str], titles: dict[str, str]) -> dict[str, A
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", required=True)
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--index", required=True)
-    ap.add_argument("--predictions", required=True)
+    ap = arguments(__doc__)
     ap.add_argument("--limit", type=int, default=None)
     a = ap.parse_args()
     samples = {s.id: s for s in load_samples(a.dataset, a.data_dir)}
-    rows = [json.loads(line) for line in open(a.predictions)][: a.limit]
-    rag = T2RAG(TripleIndex.open(a.index), llm=None)  # type: ignore[arg-type]  # retrieval only: no model
+    rag, rows = open_run(a.index, a.predictions)
+    rows = rows[: a.limit]
     titles = {c.id: c.title for c in rag.iter_passages()}
     out: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
     changed = 0
@@ -63,9 +45,11 @@ def main() -> None:
         if d.get("fallback") or d.get("problems") or r["termination"] == "plan_rejected":
             continue
         gold = set(samples[r["id"]].supporting_titles)
-        evs = {flag: round_one(rag, r["question"], d["triples"], flag) for flag in (False, True)}
-        if evs[False] is None or evs[True] is None:
+        rounds = {flag: first_round(rag, r["question"], d["triples"], {"retrieve.distinct": flag})
+                  for flag in (False, True)}
+        if not rounds[False][0]:
             continue
+        evs = {flag: ev for flag, (_, ev) in rounds.items()}
         changed += [p.id for p in evs[False].propositions] != [p.id for p in evs[True].propositions]
         for flag, ev in evs.items():
             out[flag].append(measure(ev, gold, titles))
