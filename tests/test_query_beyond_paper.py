@@ -69,6 +69,11 @@ def test_damaged_lexical_files_are_rebuilt_in_memory(tmp_path: Path) -> None:
     ("Who designed the Kell Bridge?", "open"),
     ("Is Varn older than Oster?", "yes/no"),
     ("Which is longer, the Oster or the Kell?", "comparison"),
+    ("Which came first the founding of Dunmore Academy or the birth of Lena Ortiz?", "comparison"),
+    ("Who built the bridge that stands in or near Varn in 1931?", "open"),  # "or" inside a phrase
+    ("What is a red or dark brown patch with a raised edge a sign of?", "open"),
+    ("Lena Ortiz won the Kell Prize. Did Tobias Fenn also win it?", "yes/no"),  # its last sentence asks
+    ("What did E. B. Varn and Mara Quint write?", "open"),  # initials end no sentence
 ])
 def test_question_shapes(question: str, shape: str) -> None:
     assert question_shape(question) == shape

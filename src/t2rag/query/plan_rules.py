@@ -10,14 +10,30 @@ from t2rag.query.state import ANSWER_PLACEHOLDER, QueryTriple, canonical, is_pla
 
 _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
 _WORD = re.compile(r"\w+")
+_CHOOSES = re.compile(r"^(which|who|what|whose)\b", re.I)
+_OPTION = re.compile(r"\bor\s+(?:(?:the|a|an)\s+)?(\S)")
+# Words that ask to rank the options ("Which came first the forming of X or the birth of Y?").
+_RANKING = frozenset("""first last earlier earliest later latest older oldest younger youngest more most less
+    least fewer larger largest bigger biggest smaller smallest longer longest shorter shortest taller tallest
+    higher highest lower lowest greater closer farther further better worse""".split())
 
 
 def question_shape(question: str) -> str:
-    """"yes/no", "comparison" (a choice between named options) or "open", by surface form."""
+    """"yes/no", "comparison" (a choice between named options) or "open", by surface form.
+
+    The question is its whole text or its last sentence ("X has an OBE. Does Y also have
+    one?"). A comparison opens with which/who/what/whose and offers options joined by "or":
+    a name after the "or" ("..., Mark King or Nick Hexum?") or a word that ranks them
+    ("first", "older"). An "or" inside a phrase ("shot in or around Leland", "in the blood or
+    bone marrow") offers no options: such a question is open."""
     q = question.strip()
-    if _YES_NO.match(q):
+    last = re.split(r"(?<=\w\w[.!?])\s+(?=[A-Z])", q)[-1]  # not after an initial ("E. B. White")
+    if _YES_NO.match(q) or _YES_NO.match(last):
         return "yes/no"
-    if re.search(r"\bor\b", q, re.I) and re.match(r"^(which|who|what|whose)\b", q, re.I):
+    asks = _CHOOSES.match(q) or _CHOOSES.match(last)
+    named = any(m.group(1)[0].isupper() or m.group(1)[0].isdigit() for m in _OPTION.finditer(q))
+    ranked = bool(_RANKING & {w.lower() for w in _WORD.findall(q)})
+    if asks and re.search(r"\bor\b", q, re.I) and (named or ranked):
         return "comparison"
     return "open"
 
