@@ -74,6 +74,9 @@ def test_damaged_lexical_files_are_rebuilt_in_memory(tmp_path: Path) -> None:
     ("What is a red or dark brown patch with a raised edge a sign of?", "open"),
     ("Lena Ortiz won the Kell Prize. Did Tobias Fenn also win it?", "yes/no"),  # its last sentence asks
     ("What did E. B. Varn and Mara Quint write?", "open"),  # initials end no sentence
+    ("Do Kell Nights, a 1999 film, is a remake of Varn, released in which year?", "open"),  # a title's "Do"
+    ("Is Varn in what state, Oster or Kell?", "open"),
+    ("Was Lena Ortiz born in the city in which Varn stands?", "yes/no"),  # a relative "in which"
 ])
 def test_question_shapes(question: str, shape: str) -> None:
     assert question_shape(question) == shape

@@ -15,7 +15,7 @@ from t2rag.llm.base import LLM
 from t2rag.llm.structured import ask_json, parse_json_lenient
 from t2rag.prompts import load, load_data
 from t2rag.query.config import DecomposeConfig
-from t2rag.query.plan_rules import check, mark_answer, prune, question_shape
+from t2rag.query.plan_rules import check, mark_answer, open_claims, prune, question_shape
 from t2rag.query.state import ANSWER_PLACEHOLDER, QueryTriple, canonical, is_placeholder
 from t2rag.types import Usage
 
@@ -198,7 +198,9 @@ def decompose(
     so some evidence is retrieved. With ``config.form`` the reply is constrained to its shape's
     plan form (``OPEN_PLAN``, ``COMPARE_PLAN``). With ``config.repair``, an open plan's only
     unknown is its answer (``mark_answer``), triples that link to nothing the answer needs are
-    dropped (``prune``) and triples the question states outright are givens, not failures."""
+    dropped (``prune``) and triples the question states outright are givens, not failures; in a
+    yes/no plan such a triple is the claim asked about, and its object is looked up
+    (``open_claims``)."""
     config = config or DecomposeConfig()
     checked, reask, plan_form, repair = config.check, config.reask, config.form, config.repair
     shown = pick_examples(question, config.examples, embed)
@@ -213,7 +215,9 @@ def decompose(
 
     def repaired(triples: list[QueryTriple]) -> list[QueryTriple]:
         triples = mark_answer(question, triples, only_unknown=repair)
-        return prune(triples) if repair and shape == "open" else triples
+        if not repair:
+            return triples
+        return prune(triples) if shape == "open" else open_claims(question, triples)
 
     def convert(data: Any) -> list[QueryTriple]:
         triples = parse_triples(data)

@@ -11,6 +11,10 @@ from t2rag.query.state import ANSWER_PLACEHOLDER, QueryTriple, canonical, is_pla
 _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
 _WORD = re.compile(r"\w+")
 _CHOOSES = re.compile(r"^(which|who|what|whose)\b", re.I)
+# A wh-phrase that closes a clause ("..., released in which year, is ...", "... in what city?")
+# asks for a value even when the question opens with "Do" or "Is" (a title such as "Do Lafzon
+# Ki Kahani"); a relative "in which X was born" runs on into its clause and does not match.
+_ASKS_VALUE = re.compile(r"\b(what|which)\s+\w+\s*[,?]", re.I)
 _OPTION = re.compile(r"\bor\s+(?:(?:the|a|an)\s+)?(\S)")
 # Words that ask to rank the options ("Which came first the forming of X or the birth of Y?").
 _RANKING = frozenset("""first last earlier earliest later latest older oldest younger youngest more most less
@@ -25,10 +29,11 @@ def question_shape(question: str) -> str:
     one?"). A comparison opens with which/who/what/whose and offers options joined by "or":
     a name after the "or" ("..., Mark King or Nick Hexum?") or a word that ranks them
     ("first", "older"). An "or" inside a phrase ("shot in or around Leland", "in the blood or
-    bone marrow") offers no options: such a question is open."""
+    bone marrow") offers no options: such a question is open. A question that asks for a value
+    by a closing wh-phrase ("released in which year?") is not yes/no, whatever its first word."""
     q = question.strip()
     last = re.split(r"(?<=\w\w[.!?])\s+(?=[A-Z])", q)[-1]  # not after an initial ("E. B. White")
-    if _YES_NO.match(q) or _YES_NO.match(last):
+    if (_YES_NO.match(q) or _YES_NO.match(last)) and not _ASKS_VALUE.search(last):
         return "yes/no"
     asks = _CHOOSES.match(q) or _CHOOSES.match(last)
     named = any(m.group(1)[0].isupper() or m.group(1)[0].isdigit() for m in _OPTION.finditer(q))
@@ -93,6 +98,19 @@ def mark_answer(question: str, triples: list[QueryTriple], *, only_unknown: bool
     if len(last) != 1:
         return triples
     return [t.substitute({last[0]: ANSWER_PLACEHOLDER}) for t in triples]
+
+
+def open_claims(question: str, triples: list[QueryTriple]) -> list[QueryTriple]:
+    """In a yes/no question, a triple without unknowns (``[Frozen, type, animated feature]``)
+    restates the claim the question asks about; shown as an established fact it would answer
+    the question before any evidence is read. Its object becomes an unknown to look up
+    (``[Frozen, type, ?value1]``), so the evidence says what the item is and the answer compares.
+    Other shapes' givens are facts the question states, and stay."""
+    if question_shape(question) != "yes/no":
+        return triples
+    taken = {canonical(term) for t in triples for term in t.terms() if is_placeholder(term)}
+    fresh = (f"?value{n}" for n in range(1, 10 * len(triples) + 2) if f"?value{n}" not in taken)
+    return [t if t.placeholders else QueryTriple(t.subject, t.predicate, next(fresh)) for t in triples]
 
 
 # The names an unknown asking "when", "where" or "how many" goes by (the question names no noun).
