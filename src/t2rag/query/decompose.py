@@ -15,7 +15,7 @@ from t2rag.llm.base import LLM
 from t2rag.llm.structured import ask_json, parse_json_lenient
 from t2rag.prompts import load, load_data
 from t2rag.query.config import DecomposeConfig
-from t2rag.query.plan_rules import check, items_apart, mark_answer, prune, question_shape
+from t2rag.query.plan_rules import check, mark_answer, prune, question_shape
 from t2rag.query.state import ANSWER_PLACEHOLDER, QueryTriple, canonical, is_placeholder
 from t2rag.types import Usage
 
@@ -198,8 +198,7 @@ def decompose(
     so some evidence is retrieved. With ``config.form`` the reply is constrained to its shape's
     plan form (``OPEN_PLAN``, ``COMPARE_PLAN``). With ``config.repair``, an open plan's only
     unknown is its answer (``mark_answer``), triples that link to nothing the answer needs are
-    dropped (``prune``) and triples the question states outright are givens, not failures; a comparison or
-    yes/no plan looks each item up on its own (``items_apart``)."""
+    dropped (``prune``) and triples the question states outright are givens, not failures."""
     config = config or DecomposeConfig()
     checked, reask, plan_form, repair = config.check, config.reask, config.form, config.repair
     shown = pick_examples(question, config.examples, embed)
@@ -214,9 +213,7 @@ def decompose(
 
     def repaired(triples: list[QueryTriple]) -> list[QueryTriple]:
         triples = mark_answer(question, triples, only_unknown=repair)
-        if not repair:
-            return triples
-        return prune(triples) if shape == "open" else items_apart(question, triples)
+        return prune(triples) if repair and shape == "open" else triples
 
     def convert(data: Any) -> list[QueryTriple]:
         triples = parse_triples(data)

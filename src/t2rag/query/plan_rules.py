@@ -100,49 +100,6 @@ def mark_answer(question: str, triples: list[QueryTriple], *, only_unknown: bool
     return [t.substitute({last[0]: ANSWER_PLACEHOLDER}) for t in triples]
 
 
-def items_apart(question: str, triples: list[QueryTriple]) -> list[QueryTriple]:
-    """Look up each compared item on its own, in a comparison or yes/no question: the plan
-    must not assume the answer (``split_shared``, then ``open_claims``)."""
-    if question_shape(question) == "open":
-        return triples
-    return open_claims(question, split_shared(triples))
-
-
-def split_shared(triples: list[QueryTriple]) -> list[QueryTriple]:
-    """Give each compared item its own unknown. One placeholder shared by triples about
-    different named items (``[Mark King, nationality, ?n]``, ``[Nick Hexum, nationality, ?n]``)
-    asserts that their values are equal before any evidence is read: each item gets its own
-    (``?n1``, ``?n2``), and a triple about the shared value alone (``[?n, is, American]``), the
-    claim the question asks about, is dropped; the answer compares what the evidence says."""
-    taken = {canonical(term) for t in triples for term in t.terms() if is_placeholder(term)}
-    for name in sorted(taken):
-        lone = [t for t in triples if t.placeholders == (name,)]
-        for position in ("object", "subject"):
-            items = [t for t in lone if canonical(getattr(t, position)) == name]
-            ends = {(t.subject if position == "object" else t.object).lower() for t in items}
-            if len(items) < 2 or len(ends) < len(items):
-                continue
-            fresh = iter(n for n in (f"{name}{k}" for k in range(1, 10 * len(triples) + 2)) if n not in taken)
-            renamed = {id(t): t.substitute({name: next(fresh)}) for t in items}
-            taken |= {canonical(getattr(t, position)) for t in renamed.values()}
-            triples = [renamed.get(id(t), t) for t in triples if id(t) in renamed or name not in t.placeholders]
-            break
-    return triples
-
-
-def open_claims(question: str, triples: list[QueryTriple]) -> list[QueryTriple]:
-    """In a yes/no question, a triple without unknowns (``[Frozen, type, animated feature]``)
-    restates the claim the question asks about; shown as an established fact it would answer
-    the question before any evidence is read. Its object becomes an unknown to look up
-    (``[Frozen, type, ?value1]``), so the evidence says what the item is and the answer compares.
-    Other shapes' givens are facts the question states, and stay."""
-    if question_shape(question) != "yes/no":
-        return triples
-    taken = {canonical(term) for t in triples for term in t.terms() if is_placeholder(term)}
-    fresh = (f"?value{n}" for n in range(1, 10 * len(triples) + 2) if f"?value{n}" not in taken)
-    return [t if t.placeholders else QueryTriple(t.subject, t.predicate, next(fresh)) for t in triples]
-
-
 # The names an unknown asking "when", "where" or "how many" goes by (the question names no noun).
 _ASKED_BY = {
     "when": {"year", "date", "time", "day", "when"},
