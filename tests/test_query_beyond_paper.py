@@ -198,21 +198,6 @@ def test_a_single_triple_question_reads_without_any_resolve_call(index_dir: Path
     assert a.termination == "last_hop" and "resolve" not in a.usage and a.answer == "Lena Ortiz"
 
 
-@pytest.mark.parametrize(("question", "told"), [("Are Kell Bridge and Varn Bridge both by Lena Ortiz?", True),
-                                              ("Which is older, Kell Bridge or Varn Bridge?", False)])
-def test_a_yes_no_answer_is_told_that_yes_needs_evidence(index_dir: Path, question: str, told: bool) -> None:
-    from t2rag.query.synthesize import YES_NO_NOTE
-
-    llm = ScriptedLLM(rules=[(ANSWER_PROMPT, {"reasoning": "r", "answer": "no"}),
-                             ("Question:", {"triples": [["Kell Bridge", "designed by", "?a"],
-                                                        ["Varn Bridge", "designed by", "?b"]]})],
-                      default={"bindings": []})
-    for settings, expected in (({}, told), ({"answer.yes_no_evidence": False}, False)):
-        with T2RAG.open(index_dir, llm=llm) as rag:
-            rag.ask(question, config=settings)
-        assert (YES_NO_NOTE in llm.calls[-1]["messages"][-1]["content"]) == expected
-
-
 def test_facts_as_notes_puts_the_passages_first_and_the_question_last() -> None:
     from t2rag.query.synthesize import render
 

@@ -105,8 +105,6 @@ class AnswerConfig:
     read_last_hop: bool = knob(True, "when every pending triple asks for ?answer, that round's passages go to the "
                                      "answer step instead of a resolve call")
     check: bool = knob(False, "ask once more when the answer repeats a bridge or is not the kind of value asked for")
-    yes_no_evidence: bool = knob(True, "a yes/no question is told to answer yes only when the passages show the "
-                                       "claim for every item it names, and no when they do not")
 
     def __post_init__(self) -> None:
         _non_negative(self)
@@ -215,7 +213,7 @@ PAPER: dict[str, Any] = {
     "question_fallback": True, "decompose.examples": 0, "decompose.check": False, "decompose.repair": False,
     "decompose.reject_failed": False, "retrieve.hybrid": False, "resolve.facts": 0, "resolve.passages": 5,
     "resolve.one_hop": False, "answer.passages": 0, "answer.passages_when_complete": False,
-    "answer.facts_as_notes": False, "answer.read_last_hop": False, "answer.yes_no_evidence": False,
+    "answer.facts_as_notes": False, "answer.read_last_hop": False,
 }
 
 # Named variants of the defaults, each changing one part (the ablation tables in docs/accuracy.md).
@@ -243,7 +241,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "planform": {"decompose.form": True},  # the plan reply constrained to its shape's form
     "norepair": {"decompose.repair": False},  # a failing plan rejected, not repaired
     "answercheck": {"answer.check": True},  # a bridge-echo or wrong-kind answer asked again
-    "noyesno": {"answer.yes_no_evidence": False},  # a yes/no answer without the evidence rule
     "hopread": {"answer.passages": 2, "answer.answer_hop_first": True},  # 2 passages: the answer hop's best first
     "distinct": {"retrieve.distinct": True},  # one fact per pair of entities in a round's facts
 }

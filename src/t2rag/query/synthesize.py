@@ -13,7 +13,6 @@ from t2rag.llm.budget import fit_passages
 from t2rag.llm.structured import ask_json, scalar_text
 from t2rag.prompts import load, numbered_passages
 from t2rag.query.config import AnswerConfig
-from t2rag.query.plan_rules import question_shape
 from t2rag.query.formatting import format_passages, format_triples
 from t2rag.query.state import QueryState
 from t2rag.types import Chunk, Message, Usage
@@ -22,9 +21,6 @@ PROMPT = "answer"
 READ_PROMPT = "read"
 NOTES_PROMPT = "answer_notes"
 T = TypeVar("T")
-# A small reader answers "yes" to a yes/no question whose passages say nothing either way.
-YES_NO_NOTE = ('This is a yes/no question: answer "yes" only if the passages show that the claim holds '
-               'for every item it names; if they do not show it, answer "no".')
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -131,8 +127,6 @@ def synthesize(
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask).
     The passages shown are those of ``chunks`` (best first) that fit the model's context."""
     config = config or AnswerConfig()
-    if config.yes_no_evidence and question_shape(question) == "yes/no":
-        note = f"{note}\n{YES_NO_NOTE}".strip()
     messages, chunks = fit_passages(
         llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=config.facts,
                                notes=config.facts_as_notes, note=note),
