@@ -157,33 +157,35 @@ def ask_json(
     limit has usually said what it had to first. Returns the value and the completions made.
     """
     completions: list[Completion] = []
-    attempt_messages = list(messages)
-    last_error: ParseError | None = None
+    attempt = list(messages)
     for _ in range(2 if reask else 1):
-        c = llm.complete(attempt_messages, schema=schema, max_tokens=max_tokens, temperature=0.0)
+        c = llm.complete(attempt, schema=schema, max_tokens=max_tokens, temperature=0.0)
         completions.append(c)
         if usage is not None:
             usage.record(stage, c)
         try:
-            data = c.parsed if c.parsed is not None else parse_json_lenient(c.text)
-            return convert(data), completions
+            return _value(c, convert, salvage), completions
         except ParseError as e:
-            last_error = ParseError(str(e), raw=c.text)
-            if salvage:
-                try:
-                    return convert(salvage_truncated(c.text)), completions
-                except (ParseError, ValueError, KeyError, TypeError, AttributeError):
-                    pass
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            last_error = ParseError(f"model output has the wrong shape: {e}", raw=c.text)
-        attempt_messages = [
+            error = e
+        attempt = [
             *messages,
             {"role": "assistant", "content": c.text},
-            {
-                "role": "user",
-                "content": f"That reply could not be used ({last_error}). "
-                "Reply again with only the JSON object, following the requested format.",
-            },
+            {"role": "user", "content": f"That reply could not be used ({error}). "
+                                        "Reply again with only the JSON object, following the requested format."},
         ]
-    assert last_error is not None
-    raise last_error
+    raise error
+
+
+def _value(c: Completion, convert: Callable[[Any], T], salvage: bool) -> T:
+    """A reply's value by ``convert``, or a ParseError (with the raw text) saying why it has none."""
+    try:
+        return convert(c.parsed if c.parsed is not None else parse_json_lenient(c.text))
+    except ParseError as e:
+        if salvage:
+            try:
+                return convert(salvage_truncated(c.text))
+            except (ParseError, ValueError, KeyError, TypeError, AttributeError):
+                pass
+        raise ParseError(str(e), raw=c.text) from None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ParseError(f"model output has the wrong shape: {e}", raw=c.text) from None

@@ -17,7 +17,7 @@ from t2rag.prompts import load, load_data
 from t2rag.query.config import DecomposeConfig
 from t2rag.query.plan_rules import check, mark_answer, prune, question_shape
 from t2rag.query.state import ANSWER_PLACEHOLDER, QueryTriple, canonical, is_placeholder
-from t2rag.types import Usage
+from t2rag.types import Message, Usage
 
 PROMPT = "decompose"
 EXAMPLES = "decompose_examples"  # worked examples (prompts/decompose_examples.json)
@@ -183,6 +183,20 @@ def name_placeholders(triples: list[QueryTriple]) -> list[QueryTriple]:
     return [QueryTriple(fix(q.subject), fix(q.predicate), fix(q.object)) for q in triples]
 
 
+def plan_prompt(question: str, config: DecomposeConfig, grounding: Sequence[str] = (),
+                embed: Embed | None = None) -> tuple[list[Message], dict[str, Any]]:
+    """The decomposition prompt and the JSON schema its reply follows: ``grounding`` facts
+    before the question, the worked examples ``pick_examples`` chooses, and with
+    ``config.form`` the question shape's plan form (``OPEN_PLAN``, ``COMPARE_PLAN``)."""
+    lines = "".join(f"- {g}\n" for g in grounding)
+    facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
+    open_form = config.form and question_shape(question) == "open"
+    schema = SCHEMA if not config.form else OPEN_PLAN if open_form else COMPARE_PLAN
+    reply = REPLY_FREE if not config.form else REPLY_OPEN if open_form else REPLY_COMPARE
+    worked = "\n".join(e.render(open_form) for e in pick_examples(question, config.examples, embed))
+    return load(PROMPT).render(question=question.strip(), grounding=facts, examples=worked, reply=reply), schema
+
+
 def decompose(
     llm: LLM, question: str, config: DecomposeConfig | None = None, *, usage: Usage | None = None,
     max_tokens: int = 512, grounding: Sequence[str] = (), embed: Embed | None = None,
@@ -200,16 +214,9 @@ def decompose(
     unknown is its answer (``mark_answer``), triples that link to nothing the answer needs are
     dropped (``prune``) and triples the question states outright are givens, not failures."""
     config = config or DecomposeConfig()
-    checked, reask, plan_form, repair = config.check, config.reask, config.form, config.repair
-    shown = pick_examples(question, config.examples, embed)
-    lines = "".join(f"- {g}\n" for g in grounding)
-    facts = f"Facts from the collection that may name the entities:\n{lines}\n" if lines else ""
+    checked, reask, repair = config.check, config.reask, config.repair
     shape = question_shape(question)
-    open_form = plan_form and shape == "open"
-    schema = SCHEMA if not plan_form else OPEN_PLAN if open_form else COMPARE_PLAN
-    reply = REPLY_FREE if not plan_form else REPLY_OPEN if open_form else REPLY_COMPARE
-    worked = "\n".join(e.render(open_form) for e in shown)
-    messages = load(PROMPT).render(question=question.strip(), grounding=facts, examples=worked, reply=reply)
+    messages, schema = plan_prompt(question, config, grounding, embed)
 
     def repaired(triples: list[QueryTriple]) -> list[QueryTriple]:
         triples = mark_answer(question, triples, only_unknown=repair)
