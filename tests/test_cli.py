@@ -92,3 +92,14 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_console_script_help() -> None:
     r = subprocess.run([sys.executable, "-m", "t2rag.cli", "--help"], capture_output=True, text=True, check=True)
     assert "index" in r.stdout and "inspect" in r.stdout
+
+
+def test_demo_and_config_commands_are_wired(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``demo`` indexes the bundled corpus with the model it is given: the scripted double has no
+    extraction reply, which ends in one line naming what it lacked; ``config`` lists the settings."""
+    code, out, err = run(["demo", "--llm", "scripted", "--embedder", "hashing", "--index", str(tmp_path / "d"),
+                          "--brief"], capsys)
+    assert code == 1 and "[1/3] loaded LLM scripted" in out
+    assert err.count("\n") == 1 and "scripted LLM has no reply" in err
+    code, out, _ = run(["config"], capsys)
+    assert code == 0 and "answer.passages" in out

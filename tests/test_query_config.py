@@ -57,7 +57,7 @@ def test_the_paper_preset_turns_the_additions_off() -> None:
 
 
 def test_the_reference_page_is_generated_from_the_fields() -> None:
-    from t2rag.cli.query import config_reference
+    from t2rag.cli.settings import config_reference
 
     page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert page == config_reference(markdown=True), "regenerate: t2rag config --markdown > docs/configuration.md"

@@ -17,9 +17,9 @@ def commands() -> list[Callable[[Any], None]]:
     """Each command module's ``register``, in the order ``t2rag --help`` lists them. Modules load
     their heavy parts inside the commands, so ``t2rag --help`` stays fast; the MCP server needs
     the optional ``mcp`` package and is left out without it."""
-    from t2rag.cli import bench, index, query, serve
+    from t2rag.cli import bench, demo, index, query, serve, settings
 
-    regs = [index.register, query.register, bench.register, serve.register]
+    regs = [index.register, query.register, settings.register, demo.register, bench.register, serve.register]
     try:
         from t2rag.cli import mcp
     except ImportError:

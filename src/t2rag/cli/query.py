@@ -1,4 +1,4 @@
-"""The ``ask`` and ``demo`` commands: answer questions and show why, with cost."""
+"""The ``ask`` and ``logs`` commands: answer questions, show why and what it cost, and list past answers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append
 from t2rag.result import Answer
 
 
-def _query_args(p: argparse.ArgumentParser) -> None:
+def query_args(p: argparse.ArgumentParser) -> None:
     from t2rag.query.config import QueryConfig
 
     d = QueryConfig()
@@ -35,7 +34,7 @@ def _query_args(p: argparse.ArgumentParser) -> None:
                         "--set retrieve.hybrid=false --set answer.passages=3")
 
 
-def _config(args: argparse.Namespace) -> dict[str, Any]:
+def query_settings(args: argparse.Namespace) -> dict[str, Any]:
     cfg: dict[str, Any] = {"rounds": args.rounds, "k_chunks": args.k_chunks, "resolve.lookback": not args.no_lookback,
                            "retrieve.with_question": args.question_query}
     for item in args.settings:
@@ -155,13 +154,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
         check_question(args.question)  # before a model loads
     from t2rag.api import query_config
 
-    query_config(_config(args))  # a bad --set is reported before a model loads too
+    query_config(query_settings(args))  # a bad --set is reported before a model loads too
     from t2rag.index.store import require_manifest
 
     manifest = require_manifest(args.index)  # a missing index is reported before a model loads
     with T2RAG.open(args.index, llm=cli_common.llm_from_args(args, manifest), log=not args.no_log) as rag:
         if args.question is not None:
-            a = rag.ask(args.question, _config(args), on_event=None if args.quiet else _progress_line, via="cli")
+            a = rag.ask(args.question, query_settings(args), on_event=None if args.quiet else _progress_line, via="cli")
             total = a.usage.get("total", {})
             if not args.quiet and total.get("cache_hits"):
                 print(f"{total['cache_hits']} of {total['calls']} LLM replies came from the response cache "
@@ -208,7 +207,7 @@ def _answer_into(f: Any, rag: Any, todo: list[dict[str, str]], total: int, args:
         append_line(f, {"id": todo[i]["id"], **a.to_dict()})
         bar.update(1)
 
-    rag.ask_many([q["question"] for q in todo], _config(args), on_answer=write, via="cli")
+    rag.ask_many([q["question"] for q in todo], query_settings(args), on_answer=write, via="cli")
     bar.close()
 
 
@@ -242,77 +241,6 @@ def cmd_logs(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- demo ------------------------------------------------------------------------------
-def cmd_demo(args: argparse.Namespace) -> int:
-    from t2rag.api import T2RAG
-    from t2rag.index import Document, TripleIndex
-    from t2rag.paths import default_cache_dir
-
-    demo = resources.files("t2rag").joinpath("demo")
-    docs = [Document(d["title"], d["text"]) for d in json.loads(demo.joinpath("corpus.json").read_text("utf-8"))]
-    questions = json.loads(demo.joinpath("questions.json").read_text("utf-8"))
-    cli_common.settle_llm(args)
-    index_dir = Path(args.index) if args.index else default_cache_dir() / ("demo-" + args.llm.replace(":", "-")
-                                                                              .replace("/", "_"))
-    t0 = time.perf_counter()
-    llm = cli_common.llm_from_args(args)
-    print(f"[1/3] loaded LLM {llm.name} in {time.perf_counter() - t0:.1f}s", flush=True)
-    t1 = time.perf_counter()
-    from t2rag.progress import BuildBar
-
-    with TripleIndex.create(index_dir, embedder=args.embedder) as ix, BuildBar("indexing", leave=False) as bar:
-        r = ix.add(docs, llm=llm, progress=bar)
-        counts = ix.store.counts()
-    u = r["usage"]["total"]
-    print(f"[2/3] indexed {len(docs)} passages into {index_dir} in {time.perf_counter() - t1:.1f}s: "
-          f"{counts['propositions']} propositions ({r['extracted']} chunks extracted now, {r['failed']} failed; "
-          f"{u['calls']} LLM calls, {u['prompt_tokens']}+{u['completion_tokens']} tokens)", flush=True)
-    print(f"[3/3] answering {len(questions)} questions\n", flush=True)
-    right = 0
-    with T2RAG(TripleIndex.open(index_dir, embedder=args.embedder), llm) as rag:
-        for q in questions:
-            a = rag.ask(q["question"], _config(args))
-            ok = q["answer"].lower() in a.answer.lower()
-            right += ok
-            print(format_answer(a, trace=not args.brief))
-            print(f"expected: {q['answer']} -> {'correct' if ok else 'wrong'}\n", flush=True)
-    print(f"demo done in {time.perf_counter() - t0:.1f}s: {right}/{len(questions)} answers contain the expected one")
-    return 0
-
-
-def config_reference(markdown: bool = False) -> str:
-    """Every query setting with its default and description: a table for the terminal, or the
-    Markdown page docs/configuration.md is generated from (``t2rag config --markdown``)."""
-    from t2rag.query.config import STAGES, describe
-
-    rows = describe()
-    if not markdown:
-        width = max(len(k) for k, _, _ in rows)
-        return "\n".join(f"{k:<{width}}  {json.dumps(v):<6}  {doc}" for k, v, doc in rows) + "\n"
-    out = [
-        "# Query settings", "",
-        "<!-- generated by `t2rag config --markdown > docs/configuration.md`; do not edit by hand -->", "",
-        "Every setting of a query, its default and what it does. Set them with dotted keys:",
-        "`t2rag ask INDEX QUESTION --set answer.passages=3`, `rag.ask(q, config={\"answer.passages\": 3})`,",
-        "`QueryConfig(answer=AnswerConfig(passages=3))`, or `\"config\": {\"answer\": {\"passages\": 3}}` over",
-        "REST. Unknown keys are refused; version 0.1's flat keys (`answer_passages`, `hybrid`, ...) are",
-        "refused with the name that replaced them. `QueryConfig.paper()` is the paper's algorithm.",
-        "Why each default was chosen, with measurements: [how it works](how-it-works.md).", "",
-    ]
-    for section in ["", *STAGES]:
-        mine = [r for r in rows if (r[0].partition(".")[0] if "." in r[0] else "") == section]
-        out += [f"## `{section}`" if section else "## The loop", "", "| setting | default | what it does |",
-                "|---|---|---|"]
-        out += [f"| `{k}` | `{json.dumps(v)}` | {doc} |" for k, v, doc in mine]
-        out.append("")
-    return "\n".join(out)
-
-
-def cmd_config(args: argparse.Namespace) -> int:
-    sys.stdout.write(config_reference(markdown=args.markdown))
-    return 0
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser("ask", help="answer a question (or a file of questions) from an index")
     p.add_argument("index", metavar="INDEX", help=INDEX_HELP)
@@ -324,7 +252,7 @@ def register(sub: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress on stderr (the query's steps for one question, a bar for a file)")
     cli_common.llm_args(p)
-    _query_args(p)
+    query_args(p)
     p.add_argument("--no-log", action="store_true", help="do not record the answers in the index's log (t2rag logs)")
     p.set_defaults(func=cmd_ask)
 
@@ -336,15 +264,3 @@ def register(sub: Any) -> None:
     p.add_argument("--trace", action="store_true", help="with ID: print the rounds too")
     p.add_argument("--json", action="store_true", help="print JSON (the whole Answer for one entry)")
     p.set_defaults(func=cmd_logs)
-
-    p = sub.add_parser("config", help="list every query setting (for --set and the API), its default and meaning")
-    p.add_argument("--markdown", action="store_true", help="as the Markdown reference page (docs/configuration.md)")
-    p.set_defaults(func=cmd_config)
-
-    p = sub.add_parser("demo", help="index the bundled demo corpus with the offline model and answer its questions")
-    p.add_argument("--index", metavar="DIR", help="where to keep the demo index (default: in the cache dir)")
-    p.add_argument("--embedder", default="minilm", metavar="SPEC", help="embedder (minilm)")
-    p.add_argument("--brief", action="store_true", help="answers and facts only, no round-by-round trace")
-    cli_common.llm_args(p)
-    _query_args(p)
-    p.set_defaults(func=cmd_demo)
