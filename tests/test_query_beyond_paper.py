@@ -425,19 +425,3 @@ def test_the_answer_hops_passages_come_first_only_when_asked_and_reached() -> No
     assert titles(usual) == ["q0", "hop1-0"]
     short = answer_chunks(first, 5, q, [r1, r2], natural=False, reached=False)  # a broken chain reads as before
     assert titles(short)[:3] == ["q0", "hop1-0", "hop2-0"] and len(short) == 5
-
-
-def test_best_last_shows_the_answers_best_passage_next_to_the_question() -> None:
-    from t2rag.query.state import QueryState
-    from t2rag.query.synthesize import synthesize
-    from t2rag.types import Chunk
-
-    passages = [Chunk.make(t, f"{t} was rebuilt in 18{i}1.") for i, t in enumerate(["Best", "Second", "Third"])]
-    reply = '{"reasoning": "", "answer": "1801"}'
-    for best_last, order in ((False, ["Best", "Second", "Third"]), (True, ["Third", "Second", "Best"])):
-        llm = ScriptedLLM(default=reply)
-        s = synthesize(llm, "When was Best rebuilt?", QueryState(), AnswerConfig(best_last=best_last),
-                       natural=False, chunks=passages)
-        prompt = llm.calls[0]["messages"][-1]["content"]
-        assert sorted(order, key=prompt.index) == order  # the order shown
-        assert [c.title for c in s.chunks] == ["Best", "Second", "Third"]  # recorded best first

@@ -105,7 +105,6 @@ class AnswerConfig:
     read_last_hop: bool = knob(True, "when every pending triple asks for ?answer, that round's passages go to the "
                                      "answer step instead of a resolve call")
     check: bool = knob(False, "ask once more when the answer repeats a bridge or is not the kind of value asked for")
-    best_last: bool = knob(False, "the answer's passages are shown best last, next to the question, not best first")
 
     def __post_init__(self) -> None:
         _non_negative(self)
@@ -244,5 +243,4 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "answercheck": {"answer.check": True},  # a bridge-echo or wrong-kind answer asked again
     "hopread": {"answer.passages": 2, "answer.answer_hop_first": True},  # 2 passages: the answer hop's best first
     "distinct": {"retrieve.distinct": True},  # one fact per pair of entities in a round's facts
-    "bestlast": {"answer.best_last": True},  # the answer's best passage shown last, beside the question
 }

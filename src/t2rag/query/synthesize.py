@@ -125,12 +125,11 @@ def synthesize(
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Synthesis:
     """Write the answer; a reply that is not the expected JSON is used as raw text (no re-ask).
-    The passages shown are those of ``chunks`` (best first) that fit the model's context, shown
-    best first, or best last (next to the question) with ``config.best_last``."""
+    The passages shown are those of ``chunks`` (best first) that fit the model's context."""
     config = config or AnswerConfig()
     messages, chunks = fit_passages(
-        llm, lambda cs: render(question, state, natural=natural, chunks=cs[::-1] if config.best_last else cs,
-                               facts=config.facts, notes=config.facts_as_notes, note=note),
+        llm, lambda cs: render(question, state, natural=natural, chunks=cs, facts=config.facts,
+                               notes=config.facts_as_notes, note=note),
         chunks,
         max_tokens=max_tokens, stage="answer", usage=usage)
     path = "facts+passages" if chunks else "facts"
