@@ -242,5 +242,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "norepair": {"decompose.repair": False},  # a failing plan rejected, not repaired
     "answercheck": {"answer.check": True},  # a bridge-echo or wrong-kind answer asked again
     "hopread": {"answer.passages": 2, "answer.answer_hop_first": True},  # 2 passages: the answer hop's best first
+    "hopfirst": {"answer.answer_hop_first": True},  # the answer hop's passages first, still 4 of them
     "distinct": {"retrieve.distinct": True},  # one fact per pair of entities in a round's facts
 }
