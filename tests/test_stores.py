@@ -428,10 +428,10 @@ def test_a_repeated_title_keeps_its_chunk_order_through_a_copy(tmp_path: Path, l
 def test_workers_on_one_server_share_one_extraction(tmp_path: Path, pg_url: str, monkeypatch: Any) -> None:
     """Three builds of one corpus on one PostgreSQL index: every chunk is extracted once in
     all (LLM calls = 2 per chunk), and a SIGKILLed worker's leased chunks return to the pool."""
-    import t2rag.index.builder as builder
+    import t2rag.index.extract_pool as pool
 
-    monkeypatch.setattr(builder, "LEASE_S", 30.0)  # the live workers' leases outlast any extraction
-    monkeypatch.setattr(builder, "LEASE_POLL_S", 0.1)
+    monkeypatch.setattr(pool, "LEASE_S", 30.0)  # the live workers' leases outlast any extraction
+    monkeypatch.setattr(pool, "LEASE_POLL_S", 0.1)
     docs = corpus(30)
     build(pg_url, docs[:1])
     # a worker that leases chunks and dies: its leases must expire, not strand the chunks
@@ -473,8 +473,8 @@ KILLED_WORKER = textwrap.dedent(
     """
     import sys, time
     sys.path.insert(0, {tests!r})
-    import t2rag.index.builder as builder
-    builder.LEASE_S = 1.0
+    import t2rag.index.extract_pool as pool
+    pool.LEASE_S = 1.0
     from conftest import fake_openie_reply
     from test_stores import corpus
     from t2rag.embed.hashing import HashingEmbedder

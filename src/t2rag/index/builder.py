@@ -13,7 +13,6 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from t2rag.errors import IndexDamagedError, IndexMismatchError, IndexNotFoundErr
 from t2rag.index import openie
 from t2rag.index.chunking import chunk_spans, locate
 from t2rag.index.corpus import Document
+from t2rag.index.extract_pool import extract_leased
 from t2rag.index.importer import Extraction, write_openie
 from t2rag.index.manifest import Manifest
 from t2rag.index.store import Store, is_url, open_store, read_manifest, require_manifest
@@ -34,11 +34,6 @@ from t2rag.prompts import prompt_hashes
 from t2rag.redact import redact
 from t2rag.types import Chunk, Location, OpenIERecord, Usage
 from t2rag.version import VERSION
-
-# Several builds on one PostgreSQL index lease the chunks they extract (``Store.claim``): a lease
-# outlives a killed worker by this long, and a worker waiting on others' chunks looks again this often.
-LEASE_S = float(os.environ.get("T2RAG_LEASE_S", "300"))
-LEASE_POLL_S = 2.0
 
 
 @dataclass
@@ -275,33 +270,11 @@ class TripleIndex:
             self.manifest.endpoints["llm"] = url
         else:
             self.manifest.endpoints.pop("llm", None)
-        yield from self._extract_claimed(model, todo, state)
-
-    def _extract_claimed(self, model: LLM, todo: list[Chunk], state: BuildProgress) -> Iterator[OpenIERecord]:
-        """Extract ``todo`` a few chunks at a time, each batch leased first (``Store.claim``), so
-        several builds writing to one PostgreSQL index share the work: a chunk another worker
-        holds is left to it, and looked at again once every claimable chunk is done -- finished
-        by then, or free again because that worker died and its lease expired."""
-        workers = parallelism(model)
-        batch = workers  # leased just before extraction: a lease covers one chunk's time per slot
 
         def extract(c: Chunk) -> OpenIERecord:
             return openie.extract(model, c, self.config.openie, state.usage)
 
-        self.store.release_dead(socket.gethostname())
-        while todo:
-            skipped: list[Chunk] = []
-            for i in range(0, len(todo), batch):
-                part = todo[i : i + batch]
-                mine = self.store.claim([c.id for c in part], self.worker, LEASE_S)
-                skipped += [c for c in part if c.id not in mine]
-                yield from _run_bounded(extract, [c for c in part if c.id in mine], workers)
-            if not skipped:
-                return
-            unextracted = {c.id for c in self.store.chunks_without_openie()}
-            todo = [c for c in skipped if c.id in unextracted]
-            if todo:
-                time.sleep(LEASE_POLL_S)
+        yield from extract_leased(self.store, todo, extract, worker=self.worker, workers=parallelism(model))
 
     def _forget_failures(self, *, everything: bool, only_unextracted: bool) -> None:
         # Chunks recorded as "no extraction available" are retried whenever a source is given;
@@ -390,28 +363,6 @@ def server_url(backend: object) -> str | None:
     if not isinstance(url, str) or "@" in urlsplit(url).netloc:
         return None
     return url
-
-
-def _run_bounded(fn: Callable[[Chunk], OpenIERecord], items: list[Chunk], workers: int) -> Iterator[OpenIERecord]:
-    """Map ``fn`` over ``items`` with at most ``workers`` in flight, yielding as they finish."""
-    if workers <= 1:
-        for c in items:
-            yield fn(c)
-        return
-    with ThreadPoolExecutor(workers) as pool:
-        it = iter(items)
-        running: set[Future[OpenIERecord]] = set()
-        for c in it:
-            running.add(pool.submit(fn, c))
-            if len(running) >= workers:
-                break
-        while running:
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            for f in done:
-                yield f.result()
-                nxt = next(it, None)
-                if nxt is not None:
-                    running.add(pool.submit(fn, nxt))
 
 
 def _warn_if_prompts_changed(manifest: Manifest, location: str | Path) -> None:
