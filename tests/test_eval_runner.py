@@ -125,6 +125,29 @@ def test_llm_cache_serves_a_rerun(tmp_path: Path) -> None:
     assert rerun.calls == [] and metrics["methods"]["nor"]["cache_hits"] == 2
 
 
+def test_a_run_carries_its_replies_and_replays_on_a_fresh_cache(tmp_path: Path) -> None:
+    """The questions' replies are kept in the run directory, each once; a copy of the run on a
+    machine without the response cache replays them and asks the model nothing."""
+    first, index = tmp_path / "one" / "run", tmp_path / "index"  # the index is shared, as results/indexes is
+    _run(first, scripted(), "nor,t2rag", 2, index_dir=index)
+    rows = _lines(first / "replies.jsonl")
+    assert rows and len({r["key"] for r in rows}) == len(rows)
+    _run(first, scripted(), "nor,t2rag", 2, index_dir=index)  # a resume served from the cache adds nothing
+    assert _lines(first / "replies.jsonl") == rows
+    moved = tmp_path / "two" / "run"  # another machine: the run's replies, no cache, no predictions
+    moved.mkdir(parents=True)
+    (moved / "replies.jsonl").write_bytes((first / "replies.jsonl").read_bytes())
+    with open(moved / "replies.jsonl", "a") as f:
+        f.write('{"key": "torn')  # a killed writer's last line is skipped, not fatal
+    silent = ScriptedLLM()  # no replies: any request reaching it fails the question
+    metrics = _run(moved, silent, "nor,t2rag", 2, index_dir=index)
+    assert silent.calls == [] and metrics["methods"]["t2rag"]["errors"] == 0
+    ours = {m: _lines(first / "predictions" / f"{m}.jsonl") for m in ("nor", "t2rag")}
+    theirs = {m: _lines(moved / "predictions" / f"{m}.jsonl") for m in ("nor", "t2rag")}
+    assert {m: [r["answer"] for r in rs] for m, rs in ours.items()} == \
+        {m: [r["answer"] for r in rs] for m, rs in theirs.items()}
+
+
 def test_all_methods_rows_and_metrics(tmp_path: Path) -> None:
     out = tmp_path / "run"
     metrics = _run(out, scripted(), "nor,bm25,standard,ircot,t2rag,t2rag_single,t2rag_nolookback", None)

@@ -27,6 +27,7 @@ from t2rag.eval.datasets import Sample, load_dataset_corpus, load_samples
 from t2rag.eval.methods import METHODS, build_index, make_methods, method_settings
 from t2rag.eval.metrics import best_em, best_f1, recall_at_k
 from t2rag.llm.base import LLM, parallelism
+from t2rag.llm.cache import CachedLLM
 from t2rag.llm.registry import get_llm, with_cache
 from t2rag.outfile import append_line, jsonl_rows, open_jsonl_for_append, repair_torn_tail
 from t2rag.types import Usage
@@ -34,6 +35,7 @@ from t2rag.version import VERSION
 
 LLMLike = str | LLM
 _CHECKED_KEYS = ("dataset", "llm", "embedder", "openie_from")
+REPLIES = "replies.jsonl"  # every LLM reply the run's questions got, added to the response cache on resume
 
 
 def parse_methods(methods: str | Iterable[str]) -> list[str]:
@@ -103,8 +105,9 @@ def run_bench(
     """Benchmark ``methods`` on ``dataset`` and write the run directory ``out_dir``.
 
     The index is built at ``index_dir`` (default: ``OUT_DIR/../indexes/<dataset>-<embedder>-<llm>``)
-    or reused; LLM replies are cached in ``cache_path`` (default ``OUT_DIR/../llm-cache.sqlite``).
-    Returns the metrics written to ``metrics.json``."""
+    or reused; LLM replies are cached in ``cache_path`` (default ``OUT_DIR/../llm-cache.sqlite``),
+    and the questions' replies are kept in ``OUT_DIR/replies.jsonl`` too, which seeds the cache
+    when the run resumes, on this machine or another. Returns the metrics written to ``metrics.json``."""
     from t2rag.eval.report import compute_metrics, render_report
 
     out = Path(out_dir)
@@ -129,11 +132,18 @@ def run_bench(
         default = out.parent / "indexes" / _slug(f"{dataset}-{embedder.name}-{llm.name}")
         ix_dir = Path(index_dir) if index_dir else default
         _prepare_index(ix_dir, out, dataset, data_dir, names, llm, embedder, openie_from, progress)
-    with make_methods(names, llm=llm, embedder=embedder, index_dir=ix_dir) as runnable:
-        for method in runnable:
-            run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress,
-                       concurrency=parallelism(llm),
-                       stamp={**stamp, "settings": settings_id(settings[method.name])})
+    replies = llm if isinstance(llm, CachedLLM) else None
+    if replies is not None:  # the questions' replies travel with the run: another machine replays it
+        replies.keep_replies(out / REPLIES)
+    try:
+        with make_methods(names, llm=llm, embedder=embedder, index_dir=ix_dir) as runnable:
+            for method in runnable:
+                run_method(method, samples, out / "predictions" / f"{method.name}.jsonl", progress=progress,
+                           concurrency=parallelism(llm),
+                           stamp={**stamp, "settings": settings_id(settings[method.name])})
+    finally:
+        if replies is not None:
+            replies.close_replies()
     render_report([out], out)  # writes metrics.json too
     return compute_metrics(out)
 
