@@ -7,7 +7,7 @@
 # STEPS picks what to run (default: all): e.g. STEPS="medical planform" bash benchmarks/reproduce_accuracy.sh
 set -euo pipefail
 PARALLEL=${PARALLEL:-2}
-STEPS=${STEPS:-"main medical planform failures"}
+STEPS=${STEPS:-"main medical planform reading failures"}
 cd "$(dirname "$0")/.."
 bench() {  # DATASET OPENIE METHODS LIMIT
   .venv/bin/t2rag bench --dataset "$1" --data-dir ../shared/data --llm local --parallel "$PARALLEL" --embedder minilm \
@@ -21,11 +21,17 @@ for step in $STEPS; do
     main)  # the headline: all 70 dev questions of the Wikipedia sets
       bench musique "$MUS" standard,ircot,t2rag 70
       bench hotpotqa "$HOT" standard,ircot,t2rag 70 ;;
-    medical)  # the first 30 of Medical's dev questions
-      bench medical "$MED" standard,t2rag 30 ;;
+    medical)  # Medical's first 100 dev questions (IRCoT and NOR on the first 30)
+      bench medical "$MED" standard,t2rag,bm25 100
+      bench medical "$MED" ircot,nor 30 ;;
     planform)  # the plan levers (docs/plan-repair.md), paired on the first 30
       bench musique "$MUS" t2rag_planform,t2rag_norepair 30
       bench hotpotqa "$HOT" t2rag_planform,t2rag_norepair 30 ;;
+    reading)  # the answer-step levers (docs/plan-repair.md), paired on the questions named there
+      bench musique "$MUS" t2rag_hopread,t2rag_answercheck,t2rag_hopfirst 70
+      bench hotpotqa "$HOT" t2rag_hopread,t2rag_answercheck 70
+      bench hotpotqa "$HOT" t2rag_hopfirst 30
+      bench medical "$MED" t2rag_hopread 30 ;;
     ablations)  # earlier levers, on the first 30
       bench musique "$MUS" t2rag_single,t2rag_nolookback,t2rag_fallback,t2rag_allexamples 30
       bench hotpotqa "$HOT" t2rag_single,t2rag_nolookback,t2rag_fallback,t2rag_allexamples 30 ;;
