@@ -364,6 +364,20 @@ def test_the_answer_reads_fewer_passages_only_when_the_chain_reached_its_answer_
     assert b.termination == "plan_rejected" and len(b.answer_chunks) == 3  # as many as chunk RAG reads
 
 
+def test_plain_read_answers_a_chain_that_bound_nothing_as_chunk_rag_reads(index_dir: Path) -> None:
+    """With ``answer.plain_read`` a one-triple plan (its first round is its answer hop) is read
+    with chunk RAG's prompt over k_chunks passages; a chain that bound a bridge keeps its notes."""
+    one = {"triples": [["Kell Bridge", "designed by", "?answer"]]}
+    llm = ScriptedLLM(rules=[("Passages:\n", {"reasoning": "", "answer": "Lena Ortiz"}), ("Question:", one)])
+    with T2RAG.open(index_dir, llm=llm) as rag:
+        a = rag.ask("Who designed the Kell Bridge?", {"answer.plain_read": True, "k_chunks": 3})
+    assert a.termination == "last_hop" and a.answer_path == "passages" and len(a.answer_chunks) == 3
+    assert a.answer == "Lena Ortiz" and "Notes from the search" not in llm.calls[-1]["messages"][-1]["content"]
+    with T2RAG.open(index_dir, llm=scripted()) as rag:
+        b = rag.ask("When was the designer of the Kell Bridge born?", {"answer.plain_read": True})
+    assert b.resolved and b.answer_path == "facts+passages"
+
+
 def test_an_open_plan_is_constrained_to_end_in_its_answer_triple(index_dir: Path) -> None:
     from t2rag.query.decompose import COMPARE_PLAN, OPEN_PLAN
 

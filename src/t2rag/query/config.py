@@ -105,6 +105,8 @@ class AnswerConfig:
     read_last_hop: bool = knob(True, "when every pending triple asks for ?answer, that round's passages go to the "
                                      "answer step instead of a resolve call")
     check: bool = knob(False, "ask once more when the answer repeats a bridge or is not the kind of value asked for")
+    plain_read: bool = knob(False, "a chain that reached its answer hop with nothing bound is answered by chunk RAG's "
+                                   "read of k_chunks passages (the question's and the hop's, in turn), not with notes")
 
     def __post_init__(self) -> None:
         _non_negative(self)
@@ -243,5 +245,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "answercheck": {"answer.check": True},  # a bridge-echo or wrong-kind answer asked again
     "hopread": {"answer.passages": 2, "answer.answer_hop_first": True},  # 2 passages: the answer hop's best first
     "hopfirst": {"answer.answer_hop_first": True},  # the answer hop's passages first, still 4 of them
+    "plainread": {"answer.plain_read": True},  # nothing bound before the answer hop: chunk RAG's read
     "distinct": {"retrieve.distinct": True},  # one fact per pair of entities in a round's facts
 }

@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from t2rag.llm.base import LLM
@@ -205,6 +205,10 @@ class QueryRun:
         or is the wrong kind of value is asked once more with the finding, and the second reply
         stands if it passes the check (``query/answer_check.py``)."""
         c = self.config
+        if c.answer.plain_read and reached and not state.resolved:
+            return self.read_question_passages(answer_chunks(
+                replace(c.answer, passages=max(c.answer.passages, c.k_chunks)), c.k_chunks, self.passages,
+                [ev.chunks for ev in self.evidence], natural=natural, reached=reached))
         chunks = answer_chunks(c.answer, c.k_chunks, self.passages, [ev.chunks for ev in self.evidence],
                                natural=natural, reached=reached)
 
@@ -221,11 +225,12 @@ class QueryRun:
         second = write(note)
         return second if problem(self.question, second.answer, state) is None else first
 
-    def read_question_passages(self) -> Synthesis:
-        """The plan failed its checks: answer as chunk RAG does, from the question's passages."""
+    def read_question_passages(self, chunks: tuple[Chunk, ...] | None = None) -> Synthesis:
+        """Answer as chunk RAG does, from the question's passages (or ``chunks``): the plan failed
+        its checks, or (``answer.plain_read``) bound nothing before its answer hop."""
         with self._llm_time():
-            return read_passages(self.llm, self.question, self.passages, usage=self.usage,
-                                 max_tokens=self.config.max_tokens)
+            return read_passages(self.llm, self.question, self.passages if chunks is None else chunks,
+                                 usage=self.usage, max_tokens=self.config.max_tokens)
 
     def finish(self, state: QueryState, reason: Termination, synthesis: Synthesis) -> Answer:
         props: dict[str, PropositionHit] = {}
