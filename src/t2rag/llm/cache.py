@@ -50,6 +50,7 @@ class CachedLLM:
         run directory that carries its replies is replayed exactly on another machine: the same
         requests get the same replies, so a variant differs from it only where its requests do.
         Returns how many replies the file added to the cache; torn or malformed rows are skipped."""
+        self.close_replies()
         path = Path(path)
         rows = [(r["key"], r["value"]) for r in jsonl_rows(path)
                 if isinstance(r.get("key"), str) and isinstance(r.get("value"), str)]

@@ -203,7 +203,8 @@ class QueryRun:
     def synthesize(self, state: QueryState, *, natural: bool, reached: bool) -> Synthesis:
         """Write the answer from the chain; with ``answer.check``, a reply that repeats a bridge
         or is the wrong kind of value is asked once more with the finding, and the second reply
-        stands if it passes the check (``query/answer_check.py``)."""
+        stands if it passes the check (``query/answer_check.py``). With ``answer.plain_read`` a
+        chain that reached its answer hop with nothing bound is read as chunk RAG reads."""
         c = self.config
         if c.answer.plain_read and reached and not state.resolved:
             return self.read_question_passages(answer_chunks(
