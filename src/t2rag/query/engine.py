@@ -206,12 +206,12 @@ class QueryRun:
         stands if it passes the check (``query/answer_check.py``). With ``answer.plain_read`` a
         chain that reached its answer hop with nothing bound is read as chunk RAG reads."""
         c = self.config
-        if c.answer.plain_read and reached and not state.resolved:
-            return self.read_question_passages(answer_chunks(
-                replace(c.answer, passages=max(c.answer.passages, c.k_chunks)), c.k_chunks, self.passages,
-                [ev.chunks for ev in self.evidence], natural=natural, reached=reached))
-        chunks = answer_chunks(c.answer, c.k_chunks, self.passages, [ev.chunks for ev in self.evidence],
+        plain = c.answer.plain_read and reached and not state.resolved
+        reads = replace(c.answer, passages=max(c.answer.passages, c.k_chunks)) if plain else c.answer
+        chunks = answer_chunks(reads, c.k_chunks, self.passages, [ev.chunks for ev in self.evidence],
                                natural=natural, reached=reached)
+        if plain:
+            return self.read_question_passages(chunks)
 
         def write(note: str = "") -> Synthesis:
             with self._llm_time():
